@@ -1,0 +1,7 @@
+// Element types, shared by the public API and the IR (ir::DType is this enum).
+#pragma once
+#include <cstdint>
+
+namespace tessera {
+enum class DType : std::uint8_t { I1, I8, I16, I32, I64, U8, U32, F16, BF16, F32, F64, Ptr };
+}  // namespace tessera

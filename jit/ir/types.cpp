@@ -1,0 +1,60 @@
+#include "jit/ir/types.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace tessera::ir {
+namespace {
+struct DTypeInfo { DType d; std::string_view name; int bits; };
+constexpr DTypeInfo kDTypes[] = {
+    {DType::I1, "i1", 1},     {DType::I8, "i8", 8},     {DType::I16, "i16", 16},
+    {DType::I32, "i32", 32},  {DType::I64, "i64", 64},  {DType::U8, "u8", 8},
+    {DType::U32, "u32", 32},  {DType::F16, "f16", 16},  {DType::BF16, "bf16", 16},
+    {DType::F32, "f32", 32},  {DType::F64, "f64", 64},  {DType::Ptr, "ptr", 64},
+};
+}  // namespace
+
+std::string_view dtype_name(DType d) { return kDTypes[static_cast<int>(d)].name; }
+int dtype_bits(DType d) { return kDTypes[static_cast<int>(d)].bits; }
+
+std::optional<DType> dtype_from_name(std::string_view s) {
+  for (const auto& info : kDTypes)
+    if (info.name == s) return info.d;
+  return std::nullopt;
+}
+
+bool is_float(DType d) { return d == DType::F16 || d == DType::BF16 || d == DType::F32 || d == DType::F64; }
+bool is_int(DType d) { return !is_float(d) && d != DType::Ptr; }
+bool is_unsigned(DType d) { return d == DType::U8 || d == DType::U32 || d == DType::I1; }
+
+std::int64_t Type::numel() const {
+  std::int64_t n = 1;
+  for (auto s : shape) n *= s;
+  return n;
+}
+
+bool Type::same_element_and_shape(const Type& o) const {
+  return dtype == o.dtype && (dtype != DType::Ptr || pointee == o.pointee) && shape == o.shape;
+}
+
+std::string to_string(const Layout& l) {
+  if (l.kind == Layout::Kind::None) return "";
+  std::string blocked = fmt::format("blocked<[{}], [{}], [{}], [{}]>", fmt::join(l.size_per_thread, ","),
+                                    fmt::join(l.threads_per_warp, ","), fmt::join(l.warps_per_cta, ","),
+                                    fmt::join(l.order, ","));
+  if (l.kind == Layout::Kind::Blocked) return "#" + blocked;
+  return fmt::format("#slice<{}, {}>", l.slice_dim, blocked);
+}
+
+std::string to_string(const Type& t) {
+  std::string elem = t.dtype == DType::Ptr ? fmt::format("ptr<{}>", dtype_name(t.pointee))
+                                           : std::string(dtype_name(t.dtype));
+  if (!t.is_tile()) return elem;
+  std::string s = "<";
+  for (auto d : t.shape) s += fmt::format("{}x", d);
+  s += elem;
+  if (!t.layout.is_none()) s += ", " + to_string(t.layout);
+  return s + ">";
+}
+
+}  // namespace tessera::ir

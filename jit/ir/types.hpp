@@ -1,0 +1,61 @@
+// Element types, layouts and tile types of the tile IR.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/dtype.hpp"
+
+namespace tessera::ir {
+
+// Scalar element types (the public tessera::DType). `Ptr` is a pointer whose pointee is Type::pointee.
+using DType = tessera::DType;
+
+std::string_view dtype_name(DType d);
+std::optional<DType> dtype_from_name(std::string_view s);
+int dtype_bits(DType d);           // Ptr is 64
+inline int dtype_bytes(DType d) { return dtype_bits(d) <= 8 ? 1 : dtype_bits(d) / 8; }
+bool is_float(DType d);
+bool is_int(DType d);              // includes I1 and the unsigned types
+bool is_unsigned(DType d);         // U8, U32 and I1 (a mask compares as unsigned)
+
+// How a tile's elements are spread over the threads of a program (a CTA).
+// Blocked: each thread owns size_per_thread contiguous elements per dim; threads_per_warp and
+// warps_per_cta tile the shape, repeating when the shape is larger and replicating when smaller.
+// Slice: the parent blocked layout applied to the shape with a 1 inserted at `slice_dim`; it is
+// the layout of a value that expand_dims turns into a parent-layout tile (and, later, of a
+// reduction's result).
+struct Layout {
+  enum class Kind : std::uint8_t { None, Blocked, Slice } kind = Kind::None;
+  std::vector<int> size_per_thread, threads_per_warp, warps_per_cta, order;  // of the parent
+  int slice_dim = -1;
+  bool operator==(const Layout&) const = default;
+  bool is_none() const { return kind == Kind::None; }
+  int parent_rank() const { return static_cast<int>(size_per_thread.size()); }
+};
+
+struct Type {
+  DType dtype = DType::I32;
+  DType pointee = DType::I32;         // meaningful only when dtype == Ptr
+  std::vector<std::int64_t> shape;    // empty: a scalar
+  Layout layout;                      // None until the layout pass runs
+
+  static Type scalar(DType d) { return Type{d, DType::I32, {}, {}}; }
+  static Type pointer(DType pointee) { return Type{DType::Ptr, pointee, {}, {}}; }
+  Type with_shape(std::vector<std::int64_t> s) const { Type t = *this; t.shape = std::move(s); t.layout = {}; return t; }
+  Type element() const { Type t = *this; t.shape.clear(); t.layout = {}; return t; }
+  Type with_dtype(DType d) const { Type t = *this; t.dtype = d; return t; }
+  bool is_tile() const { return !shape.empty(); }
+  bool is_ptr() const { return dtype == DType::Ptr; }
+  std::int64_t numel() const;
+  int rank() const { return static_cast<int>(shape.size()); }
+  bool same_element_and_shape(const Type& o) const;
+  bool operator==(const Type& o) const = default;
+};
+
+std::string to_string(const Type& t);
+std::string to_string(const Layout& l);
+
+}  // namespace tessera::ir
