@@ -1,0 +1,84 @@
+// How a kernel is launched: grid, meta-parameters, num_warps, stream, executor.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <source_location>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessera/args.hpp"
+#include "tessera/error.hpp"
+#include "tessera/export.hpp"
+
+namespace tessera {
+
+namespace ir { class Module; struct ArgFacts; }
+
+// Compile-time meta-parameters of one launch, in the order given: {{"BLOCK", 1024}, ...}.
+using MetaValues = std::vector<std::pair<std::string, std::int64_t>>;
+
+// A launch grid: up to three dims, or a function of the meta-parameters (as Triton's grid lambda).
+class Grid {
+ public:
+  Grid() = default;
+  Grid(std::initializer_list<std::int64_t> dims) {
+    if (dims.size() == 0 || dims.size() > 3) throw LaunchError("a grid has 1 to 3 dimensions, got " + std::to_string(dims.size()));
+    int i = 0;
+    for (auto d : dims) dims_[i++] = d;
+  }
+  template <class F>
+    requires std::is_invocable_r_v<Dim3, F, const MetaValues&>
+  Grid(F f) : fn_(std::move(f)) {}
+  // The grid for these meta-parameters; throws LaunchError for a zero or negative dimension.
+  std::array<std::int64_t, 3> resolve(const MetaValues& meta) const {
+    if (!fn_) return dims_;
+    Dim3 d = fn_(meta);
+    return {d[0], d[1], d[2]};
+  }
+
+ private:
+  std::array<std::int64_t, 3> dims_{0, 1, 1};
+  std::function<Dim3(const MetaValues&)> fn_;
+};
+
+enum class Executor : std::uint8_t { Auto, Cuda, Hip, Interpreter };
+
+struct LaunchOptions {
+  Grid grid;
+  MetaValues meta;
+  int num_warps = 4;
+  void* stream = nullptr;               // CUstream / hipStream_t; null: the legacy default stream
+  Executor executor = Executor::Auto;   // Auto: TESSERA_INTERPRET=1, else the GPU if any, else interp
+};
+
+namespace detail {
+
+// One kernel argument's declared type (from the C++ signature of the kernel function).
+struct ArgSpec {
+  DType dtype = DType::I32;     // Ptr for pointers
+  DType pointee = DType::F32;   // meaningful for pointers
+  bool do_not_specialize = false;
+};
+
+struct TraceState;  // defined by the tracer (dsl/src); the kernel body runs against it
+
+// Everything the runtime needs to know about a kernel definition.
+struct KernelDef {
+  std::string name;
+  std::vector<ArgSpec> args;
+  std::source_location where;
+  // Runs the user's kernel function on symbolic arguments: one per ArgSpec, in order.
+  std::function<void(TraceState&)> body;
+  // Compiled specializations and the launch fast path's state (owned by jit/runtime).
+  std::shared_ptr<void> runtime_state;
+};
+
+// Traces, compiles (or fetches from the cache) and launches. Implemented in jit/runtime.
+TESSERA_API void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args);
+
+}  // namespace detail
+}  // namespace tessera
