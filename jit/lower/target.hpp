@@ -11,15 +11,10 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "jit/lower/codegen.hpp"
+
 namespace tessera::lower {
 
-// What a compile produces for the runtime to load.
-struct DeviceBinary {
-  std::string format;           // "ptx" (text) or "hsaco" (ELF bytes)
-  std::string data;
-  std::string kernel_name;
-  std::string assembly;         // PTX text or AMDGCN assembly, for TESSERA_DUMP and tests
-};
 
 class Target {
  public:
@@ -40,6 +35,13 @@ class Target {
   virtual void mark_kernel(llvm::Function* f, int num_threads) const = 0;
   // Optional target math (e.g. fast exp2 / sqrt); null means "use the LLVM intrinsic".
   virtual llvm::Value* math(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x) const { return nullptr; }
+  // A load of `type` from `ptr` performed only where `pred` (i1) holds, else `other`; and the
+  // matching store. The defaults (jit/lower/target_defaults.cpp) branch around the access; a
+  // target may emit predicated instructions instead.
+  virtual llvm::Value* predicated_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* ptr, llvm::Value* pred,
+                                       llvm::Value* other, unsigned align) const;
+  virtual void predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred,
+                                unsigned align) const;
 
   // Runs LLVM's optimization pipeline and code generation; takes ownership of the module.
   virtual DeviceBinary compile(std::unique_ptr<llvm::Module> m, const std::string& kernel_name) const = 0;

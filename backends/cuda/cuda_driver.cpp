@@ -1,0 +1,279 @@
+// libcuda through dlopen (see cuda_driver.hpp). No cuda.h and no link to libcuda.
+#include "backends/cuda/cuda_driver.hpp"
+
+#include <dlfcn.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "tessera/error.hpp"
+
+namespace tessera::cuda {
+namespace {
+
+// Outcome of the one-time initialization: a driver, or why there is none.
+struct InitState {
+  std::unique_ptr<CudaDriver> driver;
+  std::string why;
+};
+
+// Resolves `names` in order (the versioned name first) and stores the first that exists.
+template <typename Fn>
+bool resolve(void* lib, Fn& slot, std::initializer_list<const char*> names, std::string& missing) {
+  for (const char* name : names) {
+    if (void* sym = ::dlsym(lib, name)) {
+      slot = reinterpret_cast<Fn>(sym);
+      return true;
+    }
+  }
+  missing = *names.begin();
+  return false;
+}
+
+bool resolve_all(void* lib, CudaFunctions& f, std::string& missing) {
+  return resolve(lib, f.cuGetErrorName, {"cuGetErrorName"}, missing) &&
+         resolve(lib, f.cuGetErrorString, {"cuGetErrorString"}, missing) &&
+         resolve(lib, f.cuInit, {"cuInit"}, missing) &&
+         resolve(lib, f.cuDeviceGetCount, {"cuDeviceGetCount"}, missing) &&
+         resolve(lib, f.cuDeviceGet, {"cuDeviceGet"}, missing) &&
+         resolve(lib, f.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, missing) &&
+         resolve(lib, f.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, missing) &&
+         resolve(lib, f.cuCtxSetCurrent, {"cuCtxSetCurrent"}, missing) &&
+         resolve(lib, f.cuCtxGetCurrent, {"cuCtxGetCurrent"}, missing) &&
+         resolve(lib, f.cuCtxSynchronize, {"cuCtxSynchronize"}, missing) &&
+         resolve(lib, f.cuModuleLoadDataEx, {"cuModuleLoadDataEx"}, missing) &&
+         resolve(lib, f.cuModuleGetFunction, {"cuModuleGetFunction"}, missing) &&
+         resolve(lib, f.cuModuleUnload, {"cuModuleUnload"}, missing) &&
+         resolve(lib, f.cuLaunchKernel, {"cuLaunchKernel"}, missing) &&
+         resolve(lib, f.cuMemAlloc, {"cuMemAlloc_v2"}, missing) &&
+         resolve(lib, f.cuMemFree, {"cuMemFree_v2"}, missing) &&
+         resolve(lib, f.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing) &&
+         resolve(lib, f.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing) &&
+         resolve(lib, f.cuMemsetD8, {"cuMemsetD8_v2"}, missing) &&
+         resolve(lib, f.cuStreamSynchronize, {"cuStreamSynchronize"}, missing) &&
+         resolve(lib, f.cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing) &&
+         resolve(lib, f.cuFuncSetAttribute, {"cuFuncSetAttribute"}, missing) &&
+         resolve(lib, f.cuEventCreate, {"cuEventCreate"}, missing) &&
+         resolve(lib, f.cuEventRecord, {"cuEventRecord"}, missing) &&
+         resolve(lib, f.cuEventSynchronize, {"cuEventSynchronize"}, missing) &&
+         // CUDA 12.8 added the _v2; older drivers export only the plain name, same signature.
+         resolve(lib, f.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing) &&
+         resolve(lib, f.cuEventDestroy, {"cuEventDestroy_v2"}, missing);
+}
+
+std::string describe(const CudaFunctions& f, CUresult r) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (f.cuGetErrorName == nullptr || f.cuGetErrorName(r, &name) != CUDA_SUCCESS || name == nullptr)
+    name = "CUDA error";
+  if (f.cuGetErrorString == nullptr || f.cuGetErrorString(r, &text) != CUDA_SUCCESS || text == nullptr)
+    text = "unknown error";
+  return std::string(name) + " (" + text + ", code " + std::to_string(r) + ")";
+}
+
+// dlopen, cuInit, device 0, primary context. The library is never closed: driver state lives
+// for the whole process, as in every CUDA framework.
+InitState initialize() {
+  InitState s;
+  void* lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* err = ::dlerror();
+    s.why = std::string("no NVIDIA driver (libcuda.so.1 not found: ") + (err ? err : "unknown") + ")";
+    return s;
+  }
+  CudaFunctions f;
+  if (std::string missing; !resolve_all(lib, f, missing)) {
+    s.why = "the NVIDIA driver is too old (libcuda.so.1 lacks " + missing + ")";
+    return s;
+  }
+  if (CUresult r = f.cuInit(0); r != CUDA_SUCCESS) {
+    s.why = "no usable NVIDIA GPU (libcuda.so.1 cuInit failed: " + describe(f, r) + ")";
+    return s;
+  }
+  int count = 0;
+  if (CUresult r = f.cuDeviceGetCount(&count); r != CUDA_SUCCESS || count == 0) {
+    s.why = r != CUDA_SUCCESS ? "no usable NVIDIA GPU (cuDeviceGetCount failed: " + describe(f, r) + ")"
+                              : std::string("no NVIDIA GPU (libcuda.so.1 reports 0 devices)");
+    return s;
+  }
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  if (CUresult r = f.cuDeviceGet(&device, 0); r != CUDA_SUCCESS) {
+    s.why = "no usable NVIDIA GPU (cuDeviceGet(0) failed: " + describe(f, r) + ")";
+    return s;
+  }
+  if (CUresult r = f.cuDevicePrimaryCtxRetain(&context, device); r != CUDA_SUCCESS) {
+    s.why = "no usable NVIDIA GPU (cuDevicePrimaryCtxRetain failed: " + describe(f, r) + ")";
+    return s;
+  }
+  s.driver = std::make_unique<CudaDriver>(f, device, context);
+  return s;
+}
+
+const InitState& state() {
+  static std::once_flag once;
+  static InitState s;
+  std::call_once(once, [] { s = initialize(); });
+  return s;
+}
+
+}  // namespace
+
+CudaDriver* CudaDriver::get() { return state().driver.get(); }
+
+bool CudaDriver::available(std::string* why) {
+  const InitState& s = state();
+  if (why != nullptr) *why = s.why;
+  return s.driver != nullptr;
+}
+
+CudaDriver& CudaDriver::require() {
+  const InitState& s = state();
+  if (s.driver == nullptr) throw DriverError("tessera: cannot use CUDA: " + s.why);
+  return *s.driver;
+}
+
+std::string CudaDriver::error_text(CUresult result) const { return describe(fn_, result); }
+
+void CudaDriver::check(CUresult result, const char* call, const std::string& detail) const {
+  if (result == CUDA_SUCCESS) return;
+  throw DriverError(std::string("tessera: ") + call + " failed: " + describe(fn_, result) + detail);
+}
+
+void CudaDriver::ensure_context() const {
+  CUcontext current = nullptr;
+  check(fn_.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  if (current == nullptr) check(fn_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+}
+
+int CudaDriver::device_attribute(int attribute) const {
+  int value = 0;
+  check(fn_.cuDeviceGetAttribute(&value, attribute, device_), "cuDeviceGetAttribute");
+  return value;
+}
+
+std::pair<int, int> CudaDriver::compute_capability() const {
+  return {device_attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+          device_attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)};
+}
+
+std::array<int, 3> CudaDriver::max_grid_dims() const {
+  return {device_attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), device_attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
+          device_attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};
+}
+
+CUmodule CudaDriver::load_module(const std::string& image) const {
+  ensure_context();
+  constexpr size_t log_size = 16 * 1024;
+  std::vector<char> error_log(log_size, '\0');
+  std::vector<char> info_log(log_size, '\0');
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                   CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  // The sizes travel as integers cast to pointers, as the driver API specifies.
+  void* values[] = {error_log.data(), reinterpret_cast<void*>(log_size), info_log.data(),
+                    reinterpret_cast<void*>(log_size)};
+  CUmodule module = nullptr;
+  // image.c_str(): PTX must be NUL-terminated.
+  const CUresult r = fn_.cuModuleLoadDataEx(&module, image.c_str(), 4, options, values);
+  if (r != CUDA_SUCCESS) {
+    error_log.back() = '\0';
+    info_log.back() = '\0';
+    std::string detail;
+    if (error_log[0] != '\0') detail += std::string("\nJIT error log:\n") + error_log.data();
+    if (info_log[0] != '\0') detail += std::string("\nJIT info log:\n") + info_log.data();
+    check(r, "cuModuleLoadDataEx", detail);
+  }
+  return module;
+}
+
+CUfunction CudaDriver::get_function(CUmodule module, const std::string& name) const {
+  ensure_context();
+  CUfunction f = nullptr;
+  check(fn_.cuModuleGetFunction(&f, module, name.c_str()), "cuModuleGetFunction", " (kernel '" + name + "')");
+  return f;
+}
+
+void CudaDriver::unload_module(CUmodule module) const {
+  ensure_context();
+  check(fn_.cuModuleUnload(module), "cuModuleUnload");
+}
+
+int CudaDriver::function_attribute(CUfunction f, int attribute) const {
+  int value = 0;
+  check(fn_.cuFuncGetAttribute(&value, attribute, f), "cuFuncGetAttribute");
+  return value;
+}
+
+void CudaDriver::set_function_attribute(CUfunction f, int attribute, int value) const {
+  check(fn_.cuFuncSetAttribute(f, attribute, value), "cuFuncSetAttribute");
+}
+
+void CudaDriver::launch(CUfunction f, const std::array<unsigned, 3>& grid, const std::array<unsigned, 3>& block,
+                        unsigned shared_bytes, CUstream stream, void** params) const {
+  const CUresult r = fn_.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
+                                        stream, params, nullptr);
+  if (r != CUDA_SUCCESS) check(r, "cuLaunchKernel");
+}
+
+CUdeviceptr CudaDriver::alloc(size_t bytes) const {
+  ensure_context();
+  CUdeviceptr ptr = 0;
+  check(fn_.cuMemAlloc(&ptr, bytes), "cuMemAlloc", " (" + std::to_string(bytes) + " bytes)");
+  return ptr;
+}
+
+void CudaDriver::free(CUdeviceptr ptr) const {
+  ensure_context();
+  check(fn_.cuMemFree(ptr), "cuMemFree");
+}
+
+void CudaDriver::copy_to_device(CUdeviceptr dst, const void* src, size_t bytes) const {
+  ensure_context();
+  check(fn_.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+}
+
+void CudaDriver::copy_to_host(void* dst, CUdeviceptr src, size_t bytes) const {
+  ensure_context();
+  check(fn_.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+}
+
+void CudaDriver::memset_d8(CUdeviceptr dst, unsigned char value, size_t bytes) const {
+  ensure_context();
+  check(fn_.cuMemsetD8(dst, value, bytes), "cuMemsetD8");
+}
+
+void CudaDriver::stream_synchronize(CUstream stream) const {
+  ensure_context();
+  check(fn_.cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+
+void CudaDriver::context_synchronize() const {
+  ensure_context();
+  check(fn_.cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+CUevent CudaDriver::create_event() const {
+  ensure_context();
+  CUevent event = nullptr;
+  check(fn_.cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+  return event;
+}
+
+void CudaDriver::record_event(CUevent event, CUstream stream) const {
+  check(fn_.cuEventRecord(event, stream), "cuEventRecord");
+}
+
+void CudaDriver::synchronize_event(CUevent event) const {
+  check(fn_.cuEventSynchronize(event), "cuEventSynchronize");
+}
+
+float CudaDriver::elapsed_ms(CUevent start, CUevent end) const {
+  float ms = 0.0f;
+  check(fn_.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime");
+  return ms;
+}
+
+void CudaDriver::destroy_event(CUevent event) const { check(fn_.cuEventDestroy(event), "cuEventDestroy"); }
+
+}  // namespace tessera::cuda

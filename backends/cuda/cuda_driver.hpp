@@ -1,0 +1,111 @@
+// The CUDA driver, opened at run time with dlopen("libcuda.so.1"), so that a tessera binary
+// starts on a machine without an NVIDIA driver and says so clearly instead of failing to load.
+// Every wrapper throws tessera::DriverError carrying the driver's own error name and text.
+#pragma once
+#include <array>
+#include <string>
+#include <utility>
+
+#include "backends/cuda/cuda_api.hpp"
+#include "tessera/export.hpp"
+
+namespace tessera::cuda {
+
+// The driver entry points, resolved once with dlsym.
+struct CudaFunctions {
+  PFN_cuGetErrorName cuGetErrorName = nullptr;
+  PFN_cuGetErrorString cuGetErrorString = nullptr;
+  PFN_cuInit cuInit = nullptr;
+  PFN_cuDeviceGetCount cuDeviceGetCount = nullptr;
+  PFN_cuDeviceGet cuDeviceGet = nullptr;
+  PFN_cuDeviceGetAttribute cuDeviceGetAttribute = nullptr;
+  PFN_cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRetain = nullptr;
+  PFN_cuCtxSetCurrent cuCtxSetCurrent = nullptr;
+  PFN_cuCtxGetCurrent cuCtxGetCurrent = nullptr;
+  PFN_cuCtxSynchronize cuCtxSynchronize = nullptr;
+  PFN_cuModuleLoadDataEx cuModuleLoadDataEx = nullptr;
+  PFN_cuModuleGetFunction cuModuleGetFunction = nullptr;
+  PFN_cuModuleUnload cuModuleUnload = nullptr;
+  PFN_cuLaunchKernel cuLaunchKernel = nullptr;
+  PFN_cuMemAlloc cuMemAlloc = nullptr;
+  PFN_cuMemFree cuMemFree = nullptr;
+  PFN_cuMemcpyHtoD cuMemcpyHtoD = nullptr;
+  PFN_cuMemcpyDtoH cuMemcpyDtoH = nullptr;
+  PFN_cuMemsetD8 cuMemsetD8 = nullptr;
+  PFN_cuStreamSynchronize cuStreamSynchronize = nullptr;
+  PFN_cuFuncGetAttribute cuFuncGetAttribute = nullptr;
+  PFN_cuFuncSetAttribute cuFuncSetAttribute = nullptr;
+  PFN_cuEventCreate cuEventCreate = nullptr;
+  PFN_cuEventRecord cuEventRecord = nullptr;
+  PFN_cuEventSynchronize cuEventSynchronize = nullptr;
+  PFN_cuEventElapsedTime cuEventElapsedTime = nullptr;
+  PFN_cuEventDestroy cuEventDestroy = nullptr;
+};
+
+// One per process: libcuda opened, cuInit done, device 0's primary context retained (the context
+// every framework shares). Device selection is left to CUDA_VISIBLE_DEVICES.
+class TESSERA_API CudaDriver {
+ public:
+  // The driver, initialized on first call (thread-safe); nullptr when there is none.
+  static CudaDriver* get();
+  // Whether get() succeeds; if not, `why` (when non-null) says why in a user's words, e.g.
+  // "no NVIDIA driver (libcuda.so.1 not found: ...)".
+  static bool available(std::string* why = nullptr);
+  // get(), or a DriverError with the reason.
+  static CudaDriver& require();
+
+  CUdevice device() const { return device_; }
+  CUcontext context() const { return context_; }
+  // Makes the primary context current on the calling thread if it has none (contexts are
+  // per-thread); every wrapper below except launch() does this first.
+  void ensure_context() const;
+
+  int device_attribute(int attribute) const;
+  std::pair<int, int> compute_capability() const;   // {9, 0} on an H100/H200
+  std::array<int, 3> max_grid_dims() const;
+
+  // Loads PTX (the driver compiles it) or a cubin. The JIT's error and info logs end up in the
+  // DriverError message.
+  CUmodule load_module(const std::string& image) const;
+  CUfunction get_function(CUmodule module, const std::string& name) const;
+  void unload_module(CUmodule module) const;
+  int function_attribute(CUfunction f, int attribute) const;
+  void set_function_attribute(CUfunction f, int attribute, int value) const;
+
+  // The launch hot path: no context check, one indirect call. `launch_fn()` exposes the raw
+  // cuLaunchKernel for callers that check the CUresult themselves.
+  void launch(CUfunction f, const std::array<unsigned, 3>& grid, const std::array<unsigned, 3>& block,
+              unsigned shared_bytes, CUstream stream, void** params) const;
+  PFN_cuLaunchKernel launch_fn() const { return fn_.cuLaunchKernel; }
+
+  CUdeviceptr alloc(size_t bytes) const;
+  void free(CUdeviceptr ptr) const;
+  void copy_to_device(CUdeviceptr dst, const void* src, size_t bytes) const;
+  void copy_to_host(void* dst, CUdeviceptr src, size_t bytes) const;
+  void memset_d8(CUdeviceptr dst, unsigned char value, size_t bytes) const;
+  void stream_synchronize(CUstream stream) const;
+  void context_synchronize() const;
+
+  // Events, for benchmarks.
+  CUevent create_event() const;
+  void record_event(CUevent event, CUstream stream) const;
+  void synchronize_event(CUevent event) const;
+  float elapsed_ms(CUevent start, CUevent end) const;
+  void destroy_event(CUevent event) const;
+
+  // Throws DriverError "tessera: <call> failed: CUDA_ERROR_X (driver text)<detail>" unless ok.
+  void check(CUresult result, const char* call, const std::string& detail = "") const;
+  // "CUDA_ERROR_X (driver text)".
+  std::string error_text(CUresult result) const;
+  const CudaFunctions& functions() const { return fn_; }
+
+  CudaDriver(const CudaFunctions& fn, CUdevice device, CUcontext context)
+      : fn_(fn), device_(device), context_(context) {}
+
+ private:
+  CudaFunctions fn_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+};
+
+}  // namespace tessera::cuda

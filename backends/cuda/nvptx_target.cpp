@@ -1,0 +1,110 @@
+// The NVPTX target: tile-IR lowering hooks for NVIDIA GPUs and code generation to PTX text.
+// The PTX is handed to the driver (cuModuleLoadDataEx), which compiles it for the device.
+#include <mutex>
+
+#include <llvm/IR/Attributes.h>
+#include <llvm/IR/CallingConv.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "backends/llvm_pipeline.hpp"
+#include "backends/target_factories.hpp"
+#include "jit/lower/target.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::backend {
+namespace {
+
+// Only NVPTX: initializing all targets would drag every backend's registration into startup.
+void initialize_nvptx_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+constexpr const char* nvptx_triple = "nvptx64-nvidia-cuda";
+
+llvm::Intrinsic::ID ctaid_intrinsic(int axis) {
+  switch (axis) {
+    case 0: return llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x;
+    case 1: return llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y;
+    case 2: return llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z;
+  }
+  throw InternalError("tessera: program_id axis must be 0, 1 or 2, got " + std::to_string(axis));
+}
+
+llvm::Intrinsic::ID nctaid_intrinsic(int axis) {
+  switch (axis) {
+    case 0: return llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x;
+    case 1: return llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y;
+    case 2: return llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z;
+  }
+  throw InternalError("tessera: num_programs axis must be 0, 1 or 2, got " + std::to_string(axis));
+}
+
+class NvptxTarget final : public lower::Target {
+ public:
+  explicit NvptxTarget(std::string arch) : arch_(std::move(arch)) {
+    initialize_nvptx_once();
+    // Made once here only to answer data_layout(); compile() makes its own machine, because a
+    // TargetMachine is not safe to share between threads that compile at the same time.
+    data_layout_ = create_target_machine(nvptx_triple, arch_, "")->createDataLayout().getStringRepresentation();
+  }
+
+  std::string name() const override { return arch_; }
+  std::string triple() const override { return nvptx_triple; }
+  std::string data_layout() const override { return data_layout_; }
+  int warp_size() const override { return 32; }
+  unsigned global_address_space() const override { return 1; }
+  unsigned shared_address_space() const override { return 3; }
+
+  llvm::Value* thread_id(llvm::IRBuilder<>& b) const override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
+  }
+  llvm::Value* program_id(llvm::IRBuilder<>& b, int axis) const override {
+    return b.CreateIntrinsic(ctaid_intrinsic(axis), {}, {});
+  }
+  llvm::Value* num_programs(llvm::IRBuilder<>& b, int axis) const override {
+    return b.CreateIntrinsic(nctaid_intrinsic(axis), {}, {});
+  }
+  // LLVM 22 auto-upgrades llvm.nvvm.barrier0 to this intrinsic: bar.sync 0 for the whole CTA.
+  void barrier(llvm::IRBuilder<>& b) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {b.getInt32(0)});
+  }
+
+  // LLVM 22 reads launch bounds from function attributes (formerly nvvm.annotations metadata);
+  // .maxntid lets ptxas budget registers for exactly this many threads.
+  void mark_kernel(llvm::Function* f, int num_threads) const override {
+    f->setCallingConv(llvm::CallingConv::PTX_Kernel);
+    f->setLinkage(llvm::GlobalValue::ExternalLinkage);
+    f->addFnAttr("nvvm.maxntid", std::to_string(num_threads));
+  }
+
+  lower::DeviceBinary compile(std::unique_ptr<llvm::Module> m, const std::string& kernel_name) const override {
+    std::unique_ptr<llvm::TargetMachine> tm = create_target_machine(nvptx_triple, arch_, "");
+    optimize_module(*m, *tm);
+    lower::DeviceBinary out;
+    out.format = "ptx";
+    out.data = emit_code(*m, *tm, EmitKind::assembly);
+    out.kernel_name = kernel_name;
+    out.assembly = out.data;
+    return out;
+  }
+
+ private:
+  std::string arch_;
+  std::string data_layout_;
+};
+
+}  // namespace
+
+std::unique_ptr<lower::Target> make_nvptx_target(const std::string& arch) {
+  return std::make_unique<NvptxTarget>(arch);
+}
+
+}  // namespace tessera::backend

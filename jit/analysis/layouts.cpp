@@ -1,0 +1,113 @@
+#include "jit/analysis/layouts.hpp"
+
+#include <algorithm>
+
+#include "tessera/error.hpp"
+
+namespace tessera::analysis {
+using I = std::int64_t;
+
+ir::Layout default_blocked_layout(const std::vector<I>& shape, int num_warps, int warp_size, int vector) {
+  const int rank = static_cast<int>(shape.size());
+  ir::Layout l;
+  l.kind = ir::Layout::Kind::Blocked;
+  l.size_per_thread.assign(rank, 1);
+  l.threads_per_warp.assign(rank, 1);
+  l.warps_per_cta.assign(rank, 1);
+  for (int d = 0; d < rank; ++d) l.order.push_back(rank - 1 - d);
+  l.size_per_thread[rank - 1] = static_cast<int>(std::max<I>(1, std::min<I>(vector, shape[rank - 1])));
+
+  // Threads: fill dims from the fastest, as far as each dim has room; the rest replicate on dim 0.
+  int threads_left = warp_size;
+  for (int d = rank - 1; d >= 0 && threads_left > 1; --d) {
+    I room = std::max<I>(1, shape[d] / l.size_per_thread[d]);
+    int t = static_cast<int>(std::min<I>(threads_left, room));
+    l.threads_per_warp[d] = t;
+    threads_left /= t;
+  }
+  l.threads_per_warp[rank - 1] *= threads_left;
+  // Warps: the same, starting where threads left room.
+  int warps_left = num_warps;
+  for (int d = rank - 1; d >= 0 && warps_left > 1; --d) {
+    I room = std::max<I>(1, shape[d] / (I{l.size_per_thread[d]} * l.threads_per_warp[d]));
+    int w = static_cast<int>(std::min<I>(warps_left, room));
+    l.warps_per_cta[d] = w;
+    warps_left /= w;
+  }
+  l.warps_per_cta[0] *= warps_left;
+  return l;
+}
+
+ir::Layout slice_layout(const ir::Layout& parent, int dim) {
+  if (parent.kind != ir::Layout::Kind::Blocked) throw InternalError("a slice layout needs a blocked parent");
+  ir::Layout l = parent;
+  l.kind = ir::Layout::Kind::Slice;
+  l.slice_dim = dim;
+  return l;
+}
+
+Distribution distribute(const ir::Type& t) {
+  if (t.layout.is_none()) throw InternalError("distribute: tile type " + ir::to_string(t) + " has no layout");
+  Distribution dist;
+  dist.layout = t.layout;
+  dist.layout.kind = ir::Layout::Kind::Blocked;
+  dist.shape = t.shape;
+  if (t.layout.kind == ir::Layout::Kind::Slice) {
+    dist.slice_dim = t.layout.slice_dim;
+    dist.shape.insert(dist.shape.begin() + dist.slice_dim, 1);
+  }
+  const auto& l = dist.layout;
+  if (static_cast<int>(dist.shape.size()) != l.parent_rank())
+    throw InternalError("distribute: layout rank does not match " + ir::to_string(t));
+  for (int d = 0; d < l.parent_rank(); ++d) {
+    I spt = l.size_per_thread[d];
+    I tile = spt * l.threads_per_warp[d] * l.warps_per_cta[d];
+    dist.cta_tile.push_back(tile);
+    dist.slots.push_back(std::min(spt * std::max<I>(1, dist.shape[d] / tile), dist.shape[d]));
+  }
+  return dist;
+}
+
+I Distribution::num_slots() const {
+  I n = 1;
+  for (auto s : slots) n *= s;
+  return n;
+}
+
+std::vector<I> Distribution::slot_coords(I k) const {
+  std::vector<I> c(slots.size());
+  for (int d = static_cast<int>(slots.size()) - 1; d >= 0; --d) {
+    c[d] = k % slots[d];
+    k /= slots[d];
+  }
+  return c;
+}
+
+I Distribution::slot_index(const std::vector<I>& coords) const {
+  I k = 0;
+  for (std::size_t d = 0; d < slots.size(); ++d) k = k * slots[d] + coords[d];
+  return k;
+}
+
+I Distribution::offset(int d, I j) const {
+  I spt = layout.size_per_thread[d];
+  if (shape[d] < spt) return j;
+  return (j / spt) * cta_tile[d] + j % spt;
+}
+
+I Distribution::base(int d, int tid, int warp_size) const {
+  // Decompose lane and warp ids along `order`, fastest first.
+  int lane = tid % warp_size, warp = tid / warp_size;
+  I lane_d = 0, warp_d = 0;
+  for (int o : layout.order) {
+    if (o == d) {
+      lane_d = lane % layout.threads_per_warp[o];
+      warp_d = warp % layout.warps_per_cta[o];
+    }
+    lane /= layout.threads_per_warp[o];
+    warp /= layout.warps_per_cta[o];
+  }
+  return (warp_d * layout.threads_per_warp[d] + lane_d) * layout.size_per_thread[d];
+}
+
+}  // namespace tessera::analysis

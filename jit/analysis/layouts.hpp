@@ -1,0 +1,49 @@
+// Layout math shared by the layout pass and the lowering: the default blocked layout of a shape,
+// and which elements each thread owns under a layout.
+//
+// Under a blocked layout applied to a shape S (a slice layout applies its parent to S with a 1
+// inserted at the slice dim), thread t owns, along each dim d, the indices
+//   (base_d(t) + off_d(j)) mod S_d   for its slots j = 0 .. n_d-1, where
+//   base_d(t) = (warp_d(t) * threads_per_warp_d + lane_d(t)) * size_per_thread_d,
+//   off_d(j)  = (j / spt_d) * cta_tile_d + j % spt_d,   cta_tile_d = spt_d * tpw_d * wpc_d,
+//   n_d       = min(spt_d * max(1, S_d / cta_tile_d), S_d).
+// lane_d/warp_d decompose the lane and warp ids along `order` (order[0] varies fastest). A shape
+// smaller than the CTA tile is replicated: several threads own the same element. A thread's slots
+// are numbered row-major over the per-dim slot indices, so consecutive slots along the last dim
+// are consecutive elements in memory for a row-major tile: that is what vectorizes.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "jit/ir/types.hpp"
+
+namespace tessera::analysis {
+
+// The blocked layout tessera uses for a rank-r tile of `shape` in a program of `num_warps` warps
+// of `warp_size` threads: `vector` contiguous elements per thread along the last dim, threads then
+// warps spread from the last dim to the first.
+ir::Layout default_blocked_layout(const std::vector<std::int64_t>& shape, int num_warps, int warp_size,
+                                  int vector);
+
+ir::Layout slice_layout(const ir::Layout& parent, int dim);
+
+struct Distribution {
+  std::vector<std::int64_t> shape;     // the parent-rank shape (slice dim inserted as 1)
+  std::vector<std::int64_t> slots;     // n_d per parent dim
+  std::vector<std::int64_t> cta_tile;
+  ir::Layout layout;                   // the blocked parent
+  int slice_dim = -1;
+
+  std::int64_t num_slots() const;
+  // Per-dim slot indices of slot k (row-major over `slots`).
+  std::vector<std::int64_t> slot_coords(std::int64_t k) const;
+  std::int64_t slot_index(const std::vector<std::int64_t>& coords) const;
+  // off_d(j) of the comment above.
+  std::int64_t offset(int d, std::int64_t j) const;
+  // Host evaluation (tests, conversions): the element index along dim d owned by thread `tid`.
+  std::int64_t base(int d, int tid, int warp_size) const;
+};
+
+Distribution distribute(const ir::Type& t);
+
+}  // namespace tessera::analysis

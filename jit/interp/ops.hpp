@@ -1,0 +1,31 @@
+// Evaluation of one op on whole tiles (private to the interpreter). Each evaluator implements the
+// semantics written in jit/ir/ops.def for its family of ops and returns the op's result.
+#pragma once
+#include <array>
+#include <cstdint>
+
+#include "jit/interp/tile.hpp"
+#include "tessera/args.hpp"
+
+namespace tessera::interp {
+
+// Which program of the grid is running.
+struct ProgramPoint {
+  std::array<std::int64_t, 3> id{};
+  Dim3 grid{};
+};
+
+// constant, program_id, num_programs, arange.
+Tile eval_source(const ir::Op& op, const ProgramPoint& p);
+// splat, broadcast, expand_dims, convert_layout.
+Tile eval_shape(const ir::Op& op, const Tile& in);
+// add sub mul div rem and or xor shl shr min max.
+Tile eval_binary(const ir::Op& op, const Tile& a, const Tile& b);
+// cmp_eq cmp_ne cmp_lt cmp_le cmp_gt cmp_ge.
+Tile eval_compare(const ir::Op& op, const Tile& a, const Tile& b);
+// neg not exp log sqrt abs.
+Tile eval_unary(const ir::Op& op, const Tile& a);
+Tile eval_cast(const ir::Op& op, const Tile& a);
+Tile eval_select(const ir::Op& op, const Tile& cond, const Tile& a, const Tile& b);
+
+}  // namespace tessera::interp

@@ -1,0 +1,291 @@
+#include "jit/ir/parser.hpp"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+#include "jit/ir/text_reader.hpp"
+
+namespace tessera::ir {
+namespace {
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::string_view file) : r_(text, file) {}
+
+  std::unique_ptr<Module> module() {
+    auto m = std::make_unique<Module>();
+    r_.expect_keyword("kernel");
+    r_.expect_char('@');
+    m->name = r_.peek() == '"' ? r_.quoted_string() : r_.identifier("a kernel name");
+    scopes_.emplace_back();
+    r_.expect_char('(');
+    if (!r_.try_char(')')) {
+      do kernel_arg(*m);
+      while (r_.try_char(','));
+      r_.expect_char(')');
+    }
+    if (r_.try_keyword("num_warps")) {
+      r_.expect_char('=');
+      m->num_warps = static_cast<int>(r_.integer());
+    }
+    r_.expect_char('{');
+    block_body(m->entry());
+    r_.expect_char('}');
+    if (!r_.at_end()) r_.fail(fmt::format("expected end of input after the kernel, found {}", r_.peek_token()));
+    return m;
+  }
+
+ private:
+  void kernel_arg(Module& m) {
+    Block& entry = m.entry();
+    std::size_t at = r_.offset();
+    std::string name = r_.value_name();
+    r_.expect_char(':');
+    Type t = type();
+    // %argN is what the printer invents for an argument without a usable hint: keep it hintless.
+    bool invented = name == fmt::format("arg{}", entry.args.size());
+    Value* v = entry.add_arg(t, invented ? std::string() : name);
+    define(name, v, at);
+    m.arg_facts.push_back(r_.peek() == '{' ? arg_facts() : ArgFacts{});
+  }
+
+  ArgFacts arg_facts() {
+    ArgFacts f;
+    r_.expect_char('{');
+    do {
+      std::size_t at = r_.offset();
+      std::string key = r_.identifier("an argument fact");
+      if (key == "divisibility") {
+        r_.expect_char('=');
+        f.divisibility = r_.integer();
+      } else if (key == "equal_to_one") {
+        f.equal_to_one = true;
+      } else {
+        r_.fail_at(at, fmt::format("unknown argument fact '{}' (expected divisibility or equal_to_one)", key));
+      }
+    } while (r_.try_char(','));
+    r_.expect_char('}');
+    return f;
+  }
+
+  // Ops up to (not including) the closing '}'.
+  void block_body(Block& b) {
+    Builder builder(&b);
+    while (r_.peek() != '}') {
+      if (r_.at_end()) r_.fail("unexpected end of input: missing '}'");
+      op(builder);
+    }
+  }
+
+  void op(Builder& builder) {
+    std::size_t start = r_.offset();
+    std::vector<std::pair<std::string, std::size_t>> result_names;
+    if (r_.peek() == '%') {
+      do {
+        std::size_t at = r_.offset();
+        result_names.emplace_back(r_.value_name(), at);
+      } while (r_.try_char(','));
+      r_.expect_char('=');
+    }
+    std::size_t name_at = r_.offset();
+    std::string name = r_.identifier("an op name");
+    const OpInfo* info = op_info_by_name(name);
+    if (!info) r_.fail_at(name_at, fmt::format("unknown op '{}'", name));
+
+    std::vector<Value*> operands;
+    r_.skip_inline_space();  // operands start on the op's own line
+    if (r_.raw_peek() == '%') {
+      do operands.push_back(use());
+      while (r_.try_char(','));
+    }
+    std::map<std::string, Attr> attrs;
+    if (looks_like_attr_dict()) attrs = attr_dict();
+    std::vector<Type> types;
+    if (r_.try_char(':')) {
+      do types.push_back(type());
+      while (r_.try_char(','));
+    }
+    if (types.size() != result_names.size())
+      r_.fail_at(start, fmt::format("'{}' names {} result(s) but lists {} result type(s)", name,
+                                    result_names.size(), types.size()));
+
+    Op* op = builder.create(info->kind, std::move(operands), std::move(types), std::move(attrs),
+                            info->num_regions);
+    for (int i = 0; i < info->num_regions; ++i) {
+      if (i > 0) r_.expect_keyword("else");
+      r_.expect_char('{');
+      region(*op->regions[i]->block);
+      r_.expect_char('}');
+    }
+    if (r_.try_keyword("loc")) op->loc = loc();
+    // Results are visible only after the op (and its regions): the verifier's dominance rule.
+    for (std::size_t i = 0; i < result_names.size(); ++i)
+      define(result_names[i].first, op->result(static_cast<int>(i)), result_names[i].second);
+  }
+
+  void region(Block& b) {
+    scopes_.emplace_back();
+    if (r_.try_char('^')) {
+      r_.identifier("a block label");
+      r_.expect_char('(');
+      if (!r_.try_char(')')) {
+        do {
+          std::size_t at = r_.offset();
+          std::string name = r_.value_name();
+          r_.expect_char(':');
+          define(name, b.add_arg(type()), at);
+        } while (r_.try_char(','));
+        r_.expect_char(')');
+      }
+      r_.expect_char(':');
+    }
+    block_body(b);
+    scopes_.pop_back();
+  }
+
+  // `{` starts an attribute dictionary when an `name =` follows, and a region otherwise.
+  bool looks_like_attr_dict() {
+    std::size_t save = r_.offset();
+    bool dict = false;
+    if (r_.try_char('{') && r_.peek_identifier()) {
+      r_.identifier();
+      dict = r_.peek() == '=';
+    }
+    r_.reset(save);
+    return dict;
+  }
+
+  std::map<std::string, Attr> attr_dict() {
+    std::map<std::string, Attr> attrs;
+    r_.expect_char('{');
+    do {
+      std::size_t at = r_.offset();
+      std::string key = r_.identifier("an attribute name");
+      r_.expect_char('=');
+      if (!attrs.emplace(key, attr_value()).second) r_.fail_at(at, fmt::format("duplicate attribute '{}'", key));
+    } while (r_.try_char(','));
+    r_.expect_char('}');
+    return attrs;
+  }
+
+  Attr attr_value() {
+    char c = r_.peek();
+    if (c == '"') return r_.quoted_string();
+    if (c != '[') return r_.number();
+    r_.expect_char('[');
+    std::vector<std::int64_t> list;
+    if (!r_.try_char(']')) {
+      do list.push_back(r_.integer());
+      while (r_.try_char(','));
+      r_.expect_char(']');
+    }
+    return list;
+  }
+
+  SourceLoc loc() {
+    SourceLoc l;
+    r_.expect_char('(');
+    l.file = r_.quoted_string();
+    r_.expect_char(':');
+    l.line = static_cast<int>(r_.integer());
+    r_.expect_char(':');
+    l.column = static_cast<int>(r_.integer());
+    r_.expect_char(')');
+    return l;
+  }
+
+  Type type() {
+    if (!r_.try_char('<')) return element_type();
+    std::vector<std::int64_t> shape;
+    while (r_.peek() >= '0' && r_.peek() <= '9') {
+      shape.push_back(r_.integer());
+      if (r_.raw_peek() != 'x') r_.fail("expected 'x' after a tile dimension");
+      r_.reset(r_.offset() + 1);
+    }
+    if (shape.empty()) r_.fail("a tile type needs at least one dimension, as in <128xf32>");
+    Type t = element_type().with_shape(std::move(shape));
+    if (r_.try_char(',')) t.layout = layout();
+    r_.expect_char('>');
+    return t;
+  }
+
+  Type element_type() {
+    std::size_t at = r_.offset();
+    std::string name = r_.identifier("a type");
+    if (name == "ptr") {
+      r_.expect_char('<');
+      Type p = Type::pointer(dtype(r_.identifier("a pointee type"), at));
+      r_.expect_char('>');
+      return p;
+    }
+    return Type::scalar(dtype(name, at));
+  }
+
+  DType dtype(const std::string& name, std::size_t at) {
+    auto d = dtype_from_name(name);
+    if (!d) r_.fail_at(at, fmt::format("unknown type '{}'", name));
+    return *d;
+  }
+
+  Layout layout() {
+    r_.expect_char('#');
+    Layout l;
+    if (r_.try_keyword("slice")) {
+      r_.expect_char('<');
+      l.slice_dim = static_cast<int>(r_.integer());
+      r_.expect_char(',');
+      r_.expect_keyword("blocked");
+      blocked_body(l);
+      r_.expect_char('>');
+      l.kind = Layout::Kind::Slice;
+      return l;
+    }
+    r_.expect_keyword("blocked");
+    blocked_body(l);
+    l.kind = Layout::Kind::Blocked;
+    return l;
+  }
+
+  void blocked_body(Layout& l) {
+    r_.expect_char('<');
+    std::vector<int>* lists[] = {&l.size_per_thread, &l.threads_per_warp, &l.warps_per_cta, &l.order};
+    for (int i = 0; i < 4; ++i) {
+      if (i > 0) r_.expect_char(',');
+      r_.expect_char('[');
+      if (!r_.try_char(']')) {
+        do lists[i]->push_back(static_cast<int>(r_.integer()));
+        while (r_.try_char(','));
+        r_.expect_char(']');
+      }
+    }
+    r_.expect_char('>');
+  }
+
+  Value* use() {
+    std::size_t at = r_.offset();
+    std::string name = r_.value_name();
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto found = it->find(name);
+      if (found != it->end()) return found->second;
+    }
+    r_.fail_at(at, fmt::format("use of undefined value %{}", name));
+  }
+
+  void define(const std::string& name, Value* v, std::size_t at) {
+    for (const auto& scope : scopes_)
+      if (scope.count(name)) r_.fail_at(at, fmt::format("redefinition of value %{}", name));
+    scopes_.back()[name] = v;
+  }
+
+  TextReader r_;
+  std::vector<std::unordered_map<std::string, Value*>> scopes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Module> parse_module(std::string_view text, std::string_view file_name) {
+  return Parser(text, file_name).module();
+}
+
+}  // namespace tessera::ir

@@ -1,0 +1,35 @@
+#include "jit/lower/codegen.hpp"
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "jit/lower/lowering.hpp"
+#include "jit/lower/target.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::lower {
+
+int target_warp_size(const std::string& target_name) {
+  if (target_name.rfind("sm_", 0) == 0) return 32;
+  if (target_name.rfind("gfx", 0) == 0) return 64;
+  throw Error("unknown target '" + target_name + "' (known: sm_80, sm_90a, gfx90a, gfx942)");
+}
+
+DeviceBinary compile_to_device(const ir::Module& m, const std::string& target_name, bool keep_llvm_ir) {
+  auto target = make_target(target_name);
+  llvm::LLVMContext ctx;
+  KernelLowering lowering(m, *target, ctx);
+  std::unique_ptr<llvm::Module> mod = lowering.run();
+  std::string ir_text;
+  if (keep_llvm_ir) {
+    llvm::raw_string_ostream os(ir_text);
+    mod->print(os, nullptr);
+  }
+  DeviceBinary bin = target->compile(std::move(mod), m.name);
+  bin.llvm_ir = std::move(ir_text);
+  bin.num_threads = lowering.num_threads();
+  bin.shared_bytes = lowering.shared_bytes();
+  return bin;
+}
+
+}  // namespace tessera::lower

@@ -1,0 +1,28 @@
+// The LLVM-free face of code generation: tile IR in, a device binary out. The runtime includes
+// this header; only jit/lower and backends/*_target.cpp see LLVM.
+#pragma once
+#include <string>
+
+#include "jit/ir/ir.hpp"
+
+namespace tessera::lower {
+
+// What a compile produces for the runtime to load.
+struct DeviceBinary {
+  std::string format;           // "ptx" (text) or "hsaco" (ELF bytes)
+  std::string data;
+  std::string kernel_name;
+  std::string assembly;         // PTX text or AMDGCN assembly, for TESSERA_DUMP and tests
+  std::string llvm_ir;          // the LLVM IR before optimization, when asked for
+  int num_threads = 0;
+  int shared_bytes = 0;
+};
+
+// Warp (wavefront) size of a named target: 32 for sm_*, 64 for gfx*.
+int target_warp_size(const std::string& target_name);
+
+// Lowers a module whose tiles already carry layouts (transforms::assign_layouts) and compiles it
+// for `target_name` ("sm_80", "sm_90a", "gfx90a", "gfx942").
+DeviceBinary compile_to_device(const ir::Module& m, const std::string& target_name, bool keep_llvm_ir);
+
+}  // namespace tessera::lower

@@ -1,0 +1,273 @@
+// Per-element operations, data movement and memory accesses of the tile-IR -> LLVM IR lowering.
+#include <fmt/format.h>
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "jit/lower/lowering.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::lower {
+using ir::DType;
+using ir::Op;
+using ir::OpKind;
+using I = std::int64_t;
+
+namespace {
+bool is_f16ish(DType d) { return d == DType::F16 || d == DType::BF16; }
+}  // namespace
+
+void KernelLowering::lower_elementwise(const Op& op) {
+  const ir::Value* res = op.result();
+  std::size_t n = get(op.operands[0]).size();
+  Elems out(n);
+  for (std::size_t s = 0; s < n; ++s) {
+    auto arg = [&](int i) { return get(op.operands[i])[s]; };
+    switch (op.info().category) {
+      case ir::OpCategory::Binary:
+        out[s] = lower_binary(op.kind, res->type.dtype, arg(0), arg(1));
+        break;
+      case ir::OpCategory::Compare:
+        out[s] = lower_compare(op.kind, op.operands[0]->type.dtype, arg(0), arg(1));
+        break;
+      case ir::OpCategory::Unary:
+        out[s] = op.kind == OpKind::Cast ? lower_cast(op.operands[0]->type, res->type, arg(0)) : lower_unary(op, arg(0));
+        break;
+      default:
+        if (op.kind == OpKind::Select) {
+          out[s] = b_.CreateSelect(arg(0), arg(1), arg(2));
+        } else if (op.kind == OpKind::AddPtr) {
+          out[s] = b_.CreateGEP(scalar_type(ir::Type::scalar(res->type.pointee)), arg(0), arg(1));
+        } else {
+          throw InternalError(fmt::format("lowering: no rule for op '{}' at {}", op.name(), op.loc.str()));
+        }
+    }
+  }
+  set(res, std::move(out));
+}
+
+llvm::Value* KernelLowering::lower_binary(OpKind k, DType d, llvm::Value* a, llvm::Value* b) {
+  const bool fp = ir::is_float(d), uns = ir::is_unsigned(d);
+  auto intrinsic = [&](llvm::Intrinsic::ID id) { return b_.CreateBinaryIntrinsic(id, a, b); };
+  switch (k) {
+    case OpKind::Add: return fp ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b);
+    case OpKind::Sub: return fp ? b_.CreateFSub(a, b) : b_.CreateSub(a, b);
+    case OpKind::Mul: return fp ? b_.CreateFMul(a, b) : b_.CreateMul(a, b);
+    case OpKind::Div: return fp ? b_.CreateFDiv(a, b) : uns ? b_.CreateUDiv(a, b) : b_.CreateSDiv(a, b);
+    case OpKind::Rem: return fp ? b_.CreateFRem(a, b) : uns ? b_.CreateURem(a, b) : b_.CreateSRem(a, b);
+    case OpKind::And: return b_.CreateAnd(a, b);
+    case OpKind::Or: return b_.CreateOr(a, b);
+    case OpKind::Xor: return b_.CreateXor(a, b);
+    case OpKind::Shl:
+    case OpKind::Shr: {
+      // Shift amounts are taken modulo the bit width (ops.def), which LLVM leaves undefined.
+      unsigned bits = a->getType()->getIntegerBitWidth();
+      llvm::Value* amount = b_.CreateURem(b, llvm::ConstantInt::get(b->getType(), bits));
+      if (k == OpKind::Shl) return b_.CreateShl(a, amount);
+      return uns ? b_.CreateLShr(a, amount) : b_.CreateAShr(a, amount);
+    }
+    case OpKind::Min: return intrinsic(fp ? llvm::Intrinsic::minnum : uns ? llvm::Intrinsic::umin : llvm::Intrinsic::smin);
+    case OpKind::Max: return intrinsic(fp ? llvm::Intrinsic::maxnum : uns ? llvm::Intrinsic::umax : llvm::Intrinsic::smax);
+    default: throw InternalError("lowering: not a binary op");
+  }
+}
+
+llvm::Value* KernelLowering::lower_compare(OpKind k, DType d, llvm::Value* a, llvm::Value* b) {
+  using P = llvm::CmpInst::Predicate;
+  if (ir::is_float(d)) {
+    P p = k == OpKind::CmpEq ? P::FCMP_OEQ : k == OpKind::CmpNe ? P::FCMP_UNE : k == OpKind::CmpLt ? P::FCMP_OLT
+        : k == OpKind::CmpLe ? P::FCMP_OLE : k == OpKind::CmpGt ? P::FCMP_OGT : P::FCMP_OGE;
+    return b_.CreateFCmp(p, a, b);
+  }
+  const bool uns = ir::is_unsigned(d) || d == DType::Ptr;
+  P p = k == OpKind::CmpEq ? P::ICMP_EQ : k == OpKind::CmpNe ? P::ICMP_NE
+      : k == OpKind::CmpLt ? (uns ? P::ICMP_ULT : P::ICMP_SLT) : k == OpKind::CmpLe ? (uns ? P::ICMP_ULE : P::ICMP_SLE)
+      : k == OpKind::CmpGt ? (uns ? P::ICMP_UGT : P::ICMP_SGT) : (uns ? P::ICMP_UGE : P::ICMP_SGE);
+  return b_.CreateICmp(p, a, b);
+}
+
+llvm::Value* KernelLowering::lower_unary(const Op& op, llvm::Value* x) {
+  DType d = op.result()->type.dtype;
+  switch (op.kind) {
+    case OpKind::Neg: return ir::is_float(d) ? b_.CreateFNeg(x) : b_.CreateNeg(x);
+    case OpKind::Not: return b_.CreateNot(x);
+    case OpKind::Abs:
+      if (ir::is_float(d)) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+      if (ir::is_unsigned(d)) return x;
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
+    case OpKind::Exp:
+    case OpKind::Log:
+    case OpKind::Sqrt: {
+      if (!ir::is_float(d)) throw ProgramError(fmt::format("{} needs a floating-point tile, at {}", op.name(), op.loc.str()));
+      // f16/bf16 math runs in f32 and rounds back, as the device does.
+      llvm::Value* v = is_f16ish(d) ? b_.CreateFPExt(x, b_.getFloatTy()) : x;
+      llvm::Value* r = target_.math(b_, op.name(), v);
+      if (!r) {
+        auto id = op.kind == OpKind::Exp ? llvm::Intrinsic::exp : op.kind == OpKind::Log ? llvm::Intrinsic::log : llvm::Intrinsic::sqrt;
+        r = b_.CreateUnaryIntrinsic(id, v);
+      }
+      return is_f16ish(d) ? b_.CreateFPTrunc(r, x->getType()) : r;
+    }
+    default: throw InternalError(fmt::format("lowering: no rule for unary op '{}'", op.name()));
+  }
+}
+
+llvm::Value* KernelLowering::lower_cast(const ir::Type& from, const ir::Type& to, llvm::Value* x) {
+  llvm::Type* ty = scalar_type(to.element());
+  const DType f = from.dtype, t = to.dtype;
+  if (f == t) return x;
+  if (t == DType::I1) {
+    return ir::is_float(f) ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
+                           : b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  }
+  if (ir::is_float(f) && ir::is_float(t)) {
+    if (ir::dtype_bits(f) == ir::dtype_bits(t)) return b_.CreateFPTrunc(b_.CreateFPExt(x, b_.getFloatTy()), ty);  // f16<->bf16
+    return ir::dtype_bits(t) > ir::dtype_bits(f) ? b_.CreateFPExt(x, ty) : b_.CreateFPTrunc(x, ty);
+  }
+  if (ir::is_float(f)) {
+    // Saturating, NaN -> 0 (ops.def); llvm.fpto[su]i.sat say exactly that.
+    auto id = ir::is_unsigned(t) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat;
+    return b_.CreateIntrinsic(id, {ty, x->getType()}, {x});
+  }
+  if (ir::is_float(t)) return ir::is_unsigned(f) ? b_.CreateUIToFP(x, ty) : b_.CreateSIToFP(x, ty);
+  return b_.CreateIntCast(x, ty, /*isSigned=*/!ir::is_unsigned(f));
+}
+
+void KernelLowering::lower_arange(const Op& op) {
+  const auto& t = op.result()->type;
+  auto dist = analysis::distribute(t);
+  const int d = dist.slice_dim == 0 ? 1 : 0;  // the parent dim that holds the range
+  llvm::Value* base = thread_base(t)[d];
+  const I start = op.int_attr("start");
+  Elems out;
+  for (I k = 0; k < dist.num_slots(); ++k) {
+    I off = dist.offset(d, dist.slot_coords(k)[d]);
+    llvm::Value* idx = b_.CreateAnd(b_.CreateAdd(base, b_.getInt32(static_cast<std::uint32_t>(off))),
+                                    b_.getInt32(static_cast<std::uint32_t>(dist.shape[d] - 1)));
+    out.push_back(b_.CreateAdd(idx, b_.getInt32(static_cast<std::uint32_t>(start))));
+  }
+  set(op.result(), std::move(out));
+}
+
+void KernelLowering::lower_broadcast(const Op& op) {
+  // Same layout, operand dims of size 1 hold one slot: result slot (j_0..j_r) reads operand slot
+  // (j_d, or 0 where the operand is broadcast).
+  const auto& src_t = op.operands[0]->type;
+  if (!(src_t.layout == op.result()->type.layout)) throw InternalError("broadcast operand not in the result's layout");
+  auto out_d = analysis::distribute(op.result()->type);
+  auto in_d = analysis::distribute(src_t);
+  const Elems& in = get(op.operands[0]);
+  Elems out;
+  for (I k = 0; k < out_d.num_slots(); ++k) {
+    auto c = out_d.slot_coords(k);
+    for (std::size_t d = 0; d < c.size(); ++d)
+      if (in_d.slots[d] == 1) c[d] = 0;
+    out.push_back(in[in_d.slot_index(c)]);
+  }
+  set(op.result(), std::move(out));
+}
+
+void KernelLowering::lower_convert_layout(const Op& op) {
+  // Through shared memory: every thread writes what it owns at the element's row-major index,
+  // a barrier, every thread reads what it owns in the new layout, a barrier (the buffer is reused).
+  const auto& src_t = op.operands[0]->type;
+  const auto& dst_t = op.result()->type;
+  llvm::Type* elem = scalar_type(dst_t.element());
+  if (dst_t.dtype == DType::I1) elem = b_.getInt8Ty();
+  auto linear_index = [&](const ir::Type& t, I k) {
+    auto dist = analysis::distribute(t);
+    const auto& base = thread_base(t);
+    auto c = dist.slot_coords(k);
+    llvm::Value* lin = b_.getInt32(0);
+    for (int d = 0; d < static_cast<int>(dist.shape.size()); ++d) {
+      llvm::Value* idx = b_.CreateAnd(b_.CreateAdd(base[d], b_.getInt32(static_cast<std::uint32_t>(dist.offset(d, c[d])))),
+                                      b_.getInt32(static_cast<std::uint32_t>(dist.shape[d] - 1)));
+      lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<std::uint32_t>(dist.shape[d]))), idx);
+    }
+    return lin;
+  };
+  const Elems& in = get(op.operands[0]);
+  for (I k = 0; k < static_cast<I>(in.size()); ++k) {
+    llvm::Value* v = dst_t.dtype == DType::I1 ? b_.CreateZExt(in[k], elem) : in[k];
+    b_.CreateStore(v, b_.CreateGEP(elem, smem_, linear_index(src_t, k)));
+  }
+  target_.barrier(b_);
+  Elems out;
+  for (I k = 0; k < analysis::distribute(dst_t).num_slots(); ++k) {
+    llvm::Value* v = b_.CreateLoad(elem, b_.CreateGEP(elem, smem_, linear_index(dst_t, k)));
+    out.push_back(dst_t.dtype == DType::I1 ? b_.CreateTrunc(v, b_.getInt1Ty()) : v);
+  }
+  target_.barrier(b_);
+  set(op.result(), std::move(out));
+}
+
+int KernelLowering::vector_width(const Op& op, const ir::Value* mask) {
+  // Widest power of two that the layout keeps in consecutive slots of one thread, that axis info
+  // proves contiguous and aligned, over which the mask is constant, and at most 16 bytes.
+  const ir::Value* ptr = op.operands[0];
+  if (!ptr->type.is_tile()) return 1;
+  auto dist = analysis::distribute(ptr->type);
+  const int rank = ptr->type.rank();
+  const int last = rank - 1;
+  int pd = static_cast<int>(dist.shape.size()) - 1;  // the parent dim of the value's last dim
+  if (dist.slice_dim == pd) --pd;
+  for (int d = pd + 1; d < static_cast<int>(dist.slots.size()); ++d)
+    if (dist.slots[d] != 1) return 1;
+  const I esz = ir::dtype_bytes(ptr->type.pointee);
+  const auto& pinfo = axis_.get(ptr);
+  I v = std::min<I>(dist.layout.size_per_thread[pd], dist.slots[pd]);
+  v = std::min({v, pinfo.contig(last), pinfo.div(last) / esz, I{16} / esz});
+  if (mask) v = std::min(v, axis_.get(mask).cnst(last));
+  int w = 1;
+  while (w * 2 <= v) w *= 2;
+  return w;
+}
+
+void KernelLowering::lower_load(const Op& op) {
+  const ir::Value* res = op.result();
+  llvm::Type* elem = scalar_type(res->type.element());
+  const Elems& ptrs = get(op.operands[0]);
+  const ir::Value* mask_v = op.operands.size() > 1 ? op.operands[1] : nullptr;
+  const Elems* mask = mask_v ? &get(mask_v) : nullptr;
+  const Elems* other = op.operands.size() > 2 ? &get(op.operands[2]) : nullptr;
+  const int w = vector_width(op, mask_v);
+  const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(res->type.dtype));
+  llvm::Type* vty = w == 1 ? elem : llvm::FixedVectorType::get(elem, w);
+  Elems out(ptrs.size());
+  for (std::size_t g = 0; g < ptrs.size(); g += w) {
+    llvm::Value* loaded;
+    if (!mask) {
+      loaded = b_.CreateAlignedLoad(vty, ptrs[g], llvm::MaybeAlign(align));
+    } else {
+      llvm::Value* fallback = llvm::Constant::getNullValue(vty);
+      if (other) {
+        fallback = w == 1 ? (*other)[g] : llvm::PoisonValue::get(vty);
+        for (int i = 0; w > 1 && i < w; ++i) fallback = b_.CreateInsertElement(fallback, (*other)[g + i], b_.getInt32(i));
+      }
+      loaded = target_.predicated_load(b_, vty, ptrs[g], (*mask)[g], fallback, align);
+    }
+    for (int i = 0; i < w; ++i) out[g + i] = w == 1 ? loaded : b_.CreateExtractElement(loaded, b_.getInt32(i));
+  }
+  set(res, std::move(out));
+}
+
+void KernelLowering::lower_store(const Op& op) {
+  const Elems& ptrs = get(op.operands[0]);
+  const Elems& vals = get(op.operands[1]);
+  const ir::Value* mask_v = op.operands.size() > 2 ? op.operands[2] : nullptr;
+  const Elems* mask = mask_v ? &get(mask_v) : nullptr;
+  const int w = vector_width(op, mask_v);
+  const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(op.operands[1]->type.dtype));
+  for (std::size_t g = 0; g < ptrs.size(); g += w) {
+    llvm::Value* v = vals[g];
+    if (w > 1) {
+      v = llvm::PoisonValue::get(llvm::FixedVectorType::get(vals[g]->getType(), w));
+      for (int i = 0; i < w; ++i) v = b_.CreateInsertElement(v, vals[g + i], b_.getInt32(i));
+    }
+    if (mask)
+      target_.predicated_store(b_, v, ptrs[g], (*mask)[g], align);
+    else
+      b_.CreateAlignedStore(v, ptrs[g], llvm::MaybeAlign(align));
+  }
+}
+
+}  // namespace tessera::lower

@@ -1,0 +1,261 @@
+// Kernel structure, layouts and control flow of the tile-IR -> LLVM IR lowering.
+#include "jit/lower/lowering.hpp"
+
+#include <fmt/format.h>
+
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "tessera/error.hpp"
+
+namespace tessera::lower {
+using ir::DType;
+using ir::Op;
+using ir::OpKind;
+
+KernelLowering::KernelLowering(const ir::Module& m, const Target& target, llvm::LLVMContext& ctx)
+    : m_(m), target_(target), ctx_(ctx), b_(ctx), axis_(m) {}
+
+std::unique_ptr<llvm::Module> KernelLowering::run() {
+  module_ = std::make_unique<llvm::Module>(m_.name, ctx_);
+  module_->setTargetTriple(llvm::Triple(target_.triple()));
+  module_->setDataLayout(target_.data_layout());
+  num_threads_ = m_.num_warps * target_.warp_size();
+  declare_kernel();
+  lower_block(m_.entry());
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyModule(*module_, &os))
+    throw InternalError("tessera produced invalid LLVM IR for kernel '" + m_.name + "': " + err);
+  return std::move(module_);
+}
+
+llvm::Type* KernelLowering::scalar_type(const ir::Type& t) const {
+  switch (t.dtype) {
+    case DType::I1: return b_.getInt1Ty();
+    case DType::I8: case DType::U8: return b_.getInt8Ty();
+    case DType::I16: return b_.getInt16Ty();
+    case DType::I32: case DType::U32: return b_.getInt32Ty();
+    case DType::I64: return b_.getInt64Ty();
+    case DType::F16: return b_.getHalfTy();
+    case DType::BF16: return b_.getBFloatTy();
+    case DType::F32: return b_.getFloatTy();
+    case DType::F64: return b_.getDoubleTy();
+    case DType::Ptr: return llvm::PointerType::get(ctx_, target_.global_address_space());
+  }
+  throw InternalError("unknown dtype");
+}
+
+llvm::Value* KernelLowering::constant_of(const ir::Type& t, const ir::Attr& value) const {
+  llvm::Type* ty = scalar_type(t.element());
+  if (ir::is_float(t.dtype)) {
+    double v = std::holds_alternative<double>(value) ? std::get<double>(value)
+                                                     : static_cast<double>(std::get<std::int64_t>(value));
+    return llvm::ConstantFP::get(ty, v);
+  }
+  if (t.dtype == DType::Ptr) return llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(ty));
+  std::int64_t v = std::holds_alternative<std::int64_t>(value) ? std::get<std::int64_t>(value)
+                                                               : static_cast<std::int64_t>(std::get<double>(value));
+  return llvm::ConstantInt::get(ty, static_cast<std::uint64_t>(v), /*signed=*/true);
+}
+
+void KernelLowering::declare_kernel() {
+  std::vector<llvm::Type*> params;
+  for (const auto& a : m_.entry().args) {
+    // i1 travels as a byte: kernel parameters are byte-addressed.
+    params.push_back(a->type.dtype == DType::I1 ? b_.getInt8Ty() : scalar_type(a->type));
+  }
+  auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, m_.name, module_.get());
+  target_.mark_kernel(fn_, num_threads_);
+
+  // Shared memory for layout conversions: one buffer, as large as the largest conversion.
+  std::int64_t smem = 0;
+  ir::walk(const_cast<ir::Block&>(m_.entry()), [&](const Op& op) {
+    if (op.kind == OpKind::ConvertLayout) {
+      const auto& t = op.result()->type;
+      smem = std::max<std::int64_t>(smem, t.numel() * ir::dtype_bytes(t.dtype));
+    }
+  });
+  if (smem > 0) {
+    auto* arr = llvm::ArrayType::get(b_.getInt8Ty(), static_cast<std::uint64_t>(smem));
+    smem_ = new llvm::GlobalVariable(*module_, arr, false, llvm::GlobalValue::InternalLinkage,
+                                     llvm::UndefValue::get(arr), "tessera_smem", nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, target_.shared_address_space());
+    smem_->setAlignment(llvm::Align(16));
+    shared_bytes_ = static_cast<int>(smem);
+  }
+
+  // The prologue computes thread coordinates once, where they dominate every use.
+  auto* prologue = llvm::BasicBlock::Create(ctx_, "prologue", fn_);
+  auto* body = llvm::BasicBlock::Create(ctx_, "body", fn_);
+  b_.SetInsertPoint(prologue);
+  tid_ = target_.thread_id(b_);
+  b_.CreateBr(body);
+  b_.SetInsertPoint(body);
+
+  for (std::size_t i = 0; i < m_.entry().args.size(); ++i) {
+    const auto* a = m_.entry().args[i].get();
+    llvm::Value* v = fn_->getArg(static_cast<unsigned>(i));
+    v->setName(a->name_hint.empty() ? fmt::format("arg{}", i) : a->name_hint);
+    if (a->type.dtype == DType::I1) v = b_.CreateTrunc(v, b_.getInt1Ty());
+    set(a, {v});
+  }
+}
+
+const std::vector<llvm::Value*>& KernelLowering::thread_base(const ir::Type& t) {
+  auto dist = analysis::distribute(t);
+  std::string key = ir::to_string(dist.layout);
+  auto it = bases_.find(key);
+  if (it != bases_.end()) return it->second;
+  // Emit in the prologue, before its branch.
+  llvm::IRBuilder<> pb(fn_->getEntryBlock().getTerminator());
+  const auto& l = dist.layout;
+  llvm::Value* lane = pb.CreateURem(tid_, pb.getInt32(target_.warp_size()));
+  llvm::Value* warp = pb.CreateUDiv(tid_, pb.getInt32(target_.warp_size()));
+  std::vector<llvm::Value*> base(l.parent_rank());
+  for (int o : l.order) {
+    llvm::Value* lane_d = pb.CreateURem(lane, pb.getInt32(l.threads_per_warp[o]));
+    llvm::Value* warp_d = pb.CreateURem(warp, pb.getInt32(l.warps_per_cta[o]));
+    lane = pb.CreateUDiv(lane, pb.getInt32(l.threads_per_warp[o]));
+    warp = pb.CreateUDiv(warp, pb.getInt32(l.warps_per_cta[o]));
+    llvm::Value* pos = pb.CreateAdd(pb.CreateMul(warp_d, pb.getInt32(l.threads_per_warp[o])), lane_d);
+    base[o] = pb.CreateMul(pos, pb.getInt32(l.size_per_thread[o]));
+  }
+  return bases_[key] = base;
+}
+
+const Elems& KernelLowering::get(const ir::Value* v) const {
+  auto it = values_.find(v);
+  if (it == values_.end()) throw InternalError("lowering: use of a value that was not lowered");
+  return it->second;
+}
+
+void KernelLowering::lower_block(const ir::Block& b) {
+  for (const auto& op : b.ops) lower_op(*op);
+}
+
+void KernelLowering::lower_op(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Constant: {
+      llvm::Value* c = constant_of(op.result()->type, op.attrs.at("value"));
+      std::size_t n = op.result()->type.is_tile() ? analysis::distribute(op.result()->type).num_slots() : 1;
+      set(op.result(), Elems(n, c));
+      return;
+    }
+    case OpKind::ProgramId:
+      set(op.result(), {target_.program_id(b_, static_cast<int>(op.int_attr("axis")))});
+      return;
+    case OpKind::NumPrograms:
+      set(op.result(), {target_.num_programs(b_, static_cast<int>(op.int_attr("axis")))});
+      return;
+    case OpKind::Arange: return lower_arange(op);
+    case OpKind::Splat:
+      set(op.result(), Elems(analysis::distribute(op.result()->type).num_slots(), get(op.operands[0])[0]));
+      return;
+    case OpKind::Broadcast: return lower_broadcast(op);
+    case OpKind::ExpandDims: {
+      // The operand is in the slice of the result's layout: the same slots, nothing moves.
+      const auto& want = analysis::slice_layout(op.result()->type.layout, static_cast<int>(op.int_attr("axis")));
+      if (!(op.operands[0]->type.layout == want)) throw InternalError("expand_dims operand not in the slice layout");
+      set(op.result(), get(op.operands[0]));
+      return;
+    }
+    case OpKind::ConvertLayout: return lower_convert_layout(op);
+    case OpKind::Load: return lower_load(op);
+    case OpKind::Store: return lower_store(op);
+    case OpKind::For: return lower_for(op);
+    case OpKind::If: return lower_if(op);
+    case OpKind::Yield: return;  // read by the parent op
+    case OpKind::Return: b_.CreateRetVoid(); return;
+    default: return lower_elementwise(op);
+  }
+}
+
+const Elems& KernelLowering::yielded_by(const ir::Block& b, int i) {
+  const Op* y = b.terminator();
+  if (!y || y->kind != OpKind::Yield) throw InternalError("region without yield");
+  return get(y->operands.at(i));
+}
+
+void KernelLowering::lower_for(const Op& op) {
+  const auto& body = *op.regions[0]->block;
+  llvm::Value* lb = get(op.operands[0])[0];
+  llvm::Value* ub = get(op.operands[1])[0];
+  llvm::Value* step = get(op.operands[2])[0];
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(ctx_, "for.header", fn_);
+  auto* loop = llvm::BasicBlock::Create(ctx_, "for.body", fn_);
+  auto* exit = llvm::BasicBlock::Create(ctx_, "for.exit", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+
+  // One phi for the induction variable and one per slot of each carried value.
+  llvm::PHINode* iv = b_.CreatePHI(lb->getType(), 2, "iv");
+  iv->addIncoming(lb, pre);
+  std::vector<std::vector<llvm::PHINode*>> carried;
+  for (std::size_t i = 3; i < op.operands.size(); ++i) {
+    std::vector<llvm::PHINode*> phis;
+    Elems init = get(op.operands[i]);
+    Elems as_values;
+    for (auto* v : init) {
+      auto* phi = b_.CreatePHI(v->getType(), 2);
+      phi->addIncoming(v, pre);
+      phis.push_back(phi);
+      as_values.push_back(phi);
+    }
+    set(body.args[i - 2].get(), as_values);
+    carried.push_back(std::move(phis));
+  }
+  set(body.args[0].get(), {iv});
+  // Runs while (step > 0 ? iv < ub : iv > ub), signed or unsigned per the iv's type.
+  bool uns = ir::is_unsigned(op.operands[0]->type.dtype);
+  llvm::Value* up = uns ? b_.CreateICmpULT(iv, ub) : b_.CreateICmpSLT(iv, ub);
+  llvm::Value* down = uns ? b_.CreateICmpUGT(iv, ub) : b_.CreateICmpSGT(iv, ub);
+  llvm::Value* positive = b_.CreateICmpSGT(step, llvm::ConstantInt::get(step->getType(), 0));
+  b_.CreateCondBr(b_.CreateSelect(positive, up, down), loop, exit);
+
+  b_.SetInsertPoint(loop);
+  lower_block(body);
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
+  iv->addIncoming(b_.CreateAdd(iv, step), latch);
+  for (std::size_t c = 0; c < carried.size(); ++c) {
+    const Elems& next = yielded_by(body, static_cast<int>(c));
+    for (std::size_t s = 0; s < carried[c].size(); ++s) carried[c][s]->addIncoming(next[s], latch);
+  }
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  for (std::size_t c = 0; c < carried.size(); ++c)
+    set(op.result(static_cast<int>(c)), Elems(carried[c].begin(), carried[c].end()));
+}
+
+void KernelLowering::lower_if(const Op& op) {
+  llvm::Value* cond = get(op.operands[0])[0];
+  auto* then_bb = llvm::BasicBlock::Create(ctx_, "if.then", fn_);
+  auto* else_bb = llvm::BasicBlock::Create(ctx_, "if.else", fn_);
+  auto* join = llvm::BasicBlock::Create(ctx_, "if.join", fn_);
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  llvm::BasicBlock* ends[2];
+  llvm::BasicBlock* starts[2] = {then_bb, else_bb};
+  for (int r = 0; r < 2; ++r) {
+    b_.SetInsertPoint(starts[r]);
+    lower_block(*op.regions[r]->block);
+    ends[r] = b_.GetInsertBlock();
+    b_.CreateBr(join);
+  }
+  b_.SetInsertPoint(join);
+  for (int i = 0; i < static_cast<int>(op.results.size()); ++i) {
+    const Elems& a = yielded_by(*op.regions[0]->block, i);
+    const Elems& c = yielded_by(*op.regions[1]->block, i);
+    Elems out;
+    for (std::size_t s = 0; s < a.size(); ++s) {
+      auto* phi = b_.CreatePHI(a[s]->getType(), 2);
+      phi->addIncoming(a[s], ends[0]);
+      phi->addIncoming(c[s], ends[1]);
+      out.push_back(phi);
+    }
+    set(op.result(i), out);
+  }
+}
+
+}  // namespace tessera::lower

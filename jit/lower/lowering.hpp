@@ -1,0 +1,73 @@
+// Tile IR to LLVM IR (internal to jit/lower). Each tile value becomes the list of elements that one
+// thread owns under the value's layout (jit/analysis/layouts.hpp), one LLVM value per slot; a
+// scalar is one LLVM value shared by all threads.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "jit/analysis/axis_info.hpp"
+#include "jit/analysis/layouts.hpp"
+#include "jit/lower/target.hpp"
+
+namespace tessera::lower {
+
+using Elems = std::vector<llvm::Value*>;
+
+class KernelLowering {
+ public:
+  KernelLowering(const ir::Module& m, const Target& target, llvm::LLVMContext& ctx);
+  std::unique_ptr<llvm::Module> run();
+  int shared_bytes() const { return shared_bytes_; }
+  int num_threads() const { return num_threads_; }
+
+ private:
+  // Kernel structure and control flow (lowering.cpp).
+  void declare_kernel();
+  void lower_block(const ir::Block& b);
+  void lower_op(const ir::Op& op);
+  void lower_for(const ir::Op& op);
+  void lower_if(const ir::Op& op);
+  const Elems& yielded_by(const ir::Block& b, int i);
+
+  // Types, constants and layouts.
+  llvm::Type* scalar_type(const ir::Type& t) const;
+  llvm::Value* constant_of(const ir::Type& t, const ir::Attr& value) const;
+  const std::vector<llvm::Value*>& thread_base(const ir::Type& t);  // base_d per parent dim
+  const Elems& get(const ir::Value* v) const;
+  void set(const ir::Value* v, Elems e) { values_[v] = std::move(e); }
+
+  // Ops (lower_ops.cpp).
+  void lower_elementwise(const ir::Op& op);
+  llvm::Value* lower_binary(ir::OpKind k, ir::DType d, llvm::Value* a, llvm::Value* b);
+  llvm::Value* lower_compare(ir::OpKind k, ir::DType d, llvm::Value* a, llvm::Value* b);
+  llvm::Value* lower_unary(const ir::Op& op, llvm::Value* x);
+  llvm::Value* lower_cast(const ir::Type& from, const ir::Type& to, llvm::Value* x);
+  void lower_arange(const ir::Op& op);
+  void lower_broadcast(const ir::Op& op);
+  void lower_convert_layout(const ir::Op& op);
+  void lower_load(const ir::Op& op);
+  void lower_store(const ir::Op& op);
+  int vector_width(const ir::Op& op, const ir::Value* mask);
+
+  const ir::Module& m_;
+  const Target& target_;
+  llvm::LLVMContext& ctx_;
+  std::unique_ptr<llvm::Module> module_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  llvm::GlobalVariable* smem_ = nullptr;
+  analysis::AxisInfoAnalysis axis_;
+  std::unordered_map<const ir::Value*, Elems> values_;
+  std::map<std::string, std::vector<llvm::Value*>> bases_;
+  llvm::Value* tid_ = nullptr;
+  int num_threads_ = 0;
+  int shared_bytes_ = 0;
+};
+
+}  // namespace tessera::lower

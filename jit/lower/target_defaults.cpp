@@ -1,0 +1,37 @@
+// Target-independent defaults of the Target interface.
+#include "jit/lower/target.hpp"
+
+namespace tessera::lower {
+
+llvm::Value* Target::predicated_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* ptr, llvm::Value* pred,
+                                     llvm::Value* other, unsigned align) const {
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  auto& ctx = b.getContext();
+  llvm::BasicBlock* from = b.GetInsertBlock();
+  auto* then_bb = llvm::BasicBlock::Create(ctx, "pload", f);
+  auto* join_bb = llvm::BasicBlock::Create(ctx, "pload.join", f);
+  b.CreateCondBr(pred, then_bb, join_bb);
+  b.SetInsertPoint(then_bb);
+  llvm::Value* loaded = b.CreateAlignedLoad(type, ptr, llvm::MaybeAlign(align));
+  b.CreateBr(join_bb);
+  b.SetInsertPoint(join_bb);
+  llvm::PHINode* phi = b.CreatePHI(type, 2);
+  phi->addIncoming(loaded, then_bb);
+  phi->addIncoming(other, from);
+  return phi;
+}
+
+void Target::predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred,
+                              unsigned align) const {
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  auto& ctx = b.getContext();
+  auto* then_bb = llvm::BasicBlock::Create(ctx, "pstore", f);
+  auto* join_bb = llvm::BasicBlock::Create(ctx, "pstore.join", f);
+  b.CreateCondBr(pred, then_bb, join_bb);
+  b.SetInsertPoint(then_bb);
+  b.CreateAlignedStore(value, ptr, llvm::MaybeAlign(align));
+  b.CreateBr(join_bb);
+  b.SetInsertPoint(join_bb);
+}
+
+}  // namespace tessera::lower

@@ -1,0 +1,160 @@
+#include "jit/transforms/assign_layouts.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "jit/analysis/layouts.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::transforms {
+using ir::Layout;
+using ir::Op;
+using ir::OpKind;
+using ir::Value;
+
+namespace {
+
+struct Use {
+  Op* user;
+  int operand;
+  Layout wanted;
+};
+
+class LayoutAssigner {
+ public:
+  LayoutAssigner(ir::Module& m, int warp_size) : module_(m), warp_size_(warp_size) {}
+
+  void run() {
+    collect_rank_defaults(module_.entry());
+    process_block(module_.entry());
+    insert_conversions();
+  }
+
+ private:
+  // One anchor shape (elementwise max) and widest accessed element per rank.
+  void collect_rank_defaults(ir::Block& b) {
+    std::map<int, std::vector<std::int64_t>> anchor;
+    std::map<int, int> widest_bytes;
+    auto note = [&](const Value* v) {
+      if (!v->type.is_tile()) return;
+      auto& a = anchor[v->type.rank()];
+      if (a.empty()) a = v->type.shape;
+      for (int d = 0; d < v->type.rank(); ++d) a[d] = std::max(a[d], v->type.shape[d]);
+    };
+    ir::walk(b, [&](Op& op) {
+      for (auto& r : op.results) note(r.get());
+      for (auto& reg : op.regions)
+        for (auto& a : reg->block->args) note(a.get());
+      if (op.kind == OpKind::Load || op.kind == OpKind::Store) {
+        const Value* p = op.operands[0];
+        if (p->type.is_tile()) {
+          int& w = widest_bytes[p->type.rank()];
+          w = std::max(w, ir::dtype_bytes(p->type.pointee));
+        }
+      }
+    });
+    for (auto& [rank, shape] : anchor) {
+      int bytes = widest_bytes.count(rank) ? widest_bytes[rank] : 4;
+      defaults_[rank] = analysis::default_blocked_layout(shape, module_.num_warps, warp_size_, std::max(1, 16 / bytes));
+    }
+  }
+
+  const Layout& default_for(const Value* v) { return defaults_.at(v->type.rank()); }
+
+  void set_layout(Value* v, const Layout& l) {
+    if (v->type.is_tile()) v->type.layout = l;
+  }
+
+  void set_default(Value* v) {
+    if (v->type.is_tile()) set_layout(v, default_for(v));
+  }
+
+  void process_block(ir::Block& b) {
+    for (auto it = b.ops.rbegin(); it != b.ops.rend(); ++it) process_op(**it);
+  }
+
+  void process_op(Op& op) {
+    if (op.kind == OpKind::For) {
+      for (auto& a : op.regions[0]->block->args) set_default(a.get());
+      for (auto& r : op.results) set_default(r.get());
+    }
+    if (op.kind == OpKind::If)
+      for (auto& r : op.results) set_default(r.get());
+    for (auto& r : op.regions) process_block(*r->block);
+
+    if (op.kind != OpKind::For && op.kind != OpKind::If)
+      for (auto& r : op.results) {
+        auto it = requested_.find(r.get());
+        set_layout(r.get(), it != requested_.end() ? it->second : (r->type.is_tile() ? default_for(r.get()) : Layout{}));
+      }
+
+    for (int i = 0; i < static_cast<int>(op.operands.size()); ++i) {
+      Value* v = op.operands[i];
+      if (!v->type.is_tile()) continue;
+      Layout wanted = operand_layout(op, i);
+      uses_.push_back({&op, i, wanted});
+      requested_.try_emplace(v, wanted);
+    }
+  }
+
+  // The layout op needs its i-th (tile) operand in.
+  Layout operand_layout(Op& op, int i) {
+    Value* v = op.operands[i];
+    switch (op.kind) {
+      case OpKind::ExpandDims: {
+        const Layout& out = op.result()->type.layout;
+        if (out.kind != Layout::Kind::Blocked)
+          throw ProgramError("expand_dims of a tile that is itself expanded again (tiles of rank 3 or more) "
+                             "is not supported yet, at " + op.loc.str());
+        return analysis::slice_layout(out, static_cast<int>(op.int_attr("axis")));
+      }
+      case OpKind::Store:
+        return default_for(v);
+      case OpKind::For:
+        return op.regions[0]->block->args[i - 2]->type.layout;  // inits follow lb, ub, step
+      case OpKind::Yield: {
+        Op* parent = op.parent->parent->parent;
+        if (parent->kind == OpKind::For) return parent->regions[0]->block->args[i + 1]->type.layout;
+        return parent->result(i)->type.layout;
+      }
+      default:
+        // Elementwise ops, broadcast, loads and conversions compute each element from the element
+        // at the same place: the operand in the result's layout keeps that inside one thread.
+        if (op.results.empty()) return default_for(v);
+        return op.result()->type.layout;
+    }
+  }
+
+  void insert_conversions() {
+    for (const Use& u : uses_) {
+      Value* v = u.user->operands[u.operand];
+      if (v->type.layout == u.wanted) continue;
+      ir::Block* block = u.user->parent;
+      auto conv = std::make_unique<Op>();
+      conv->kind = OpKind::ConvertLayout;
+      conv->loc = u.user->loc;
+      conv->parent = block;
+      conv->operands = {v};
+      ir::Type t = v->type;
+      t.layout = u.wanted;
+      Value* converted = conv->add_result(t);
+      auto pos = std::find_if(block->ops.begin(), block->ops.end(), [&](auto& o) { return o.get() == u.user; });
+      block->ops.insert(pos, std::move(conv));
+      u.user->operands[u.operand] = converted;
+    }
+  }
+
+  ir::Module& module_;
+  int warp_size_;
+  std::map<int, Layout> defaults_;
+  std::unordered_map<const Value*, Layout> requested_;
+  std::vector<Use> uses_;
+};
+
+}  // namespace
+
+void assign_layouts(ir::Module& m, int warp_size) { LayoutAssigner(m, warp_size).run(); }
+
+}  // namespace tessera::transforms
