@@ -93,9 +93,9 @@ class TESSERA_API CudaDriver {
   float elapsed_ms(CUevent start, CUevent end) const;
   void destroy_event(CUevent event) const;
 
-  // Throws DriverError "tessera: <call> failed: CUDA_ERROR_X (driver text)<detail>" unless ok.
+  // Throws DriverError "tessera: <call> failed: CUDA_ERROR_X (driver text, code N)<detail>" unless ok.
   void check(CUresult result, const char* call, const std::string& detail = "") const;
-  // "CUDA_ERROR_X (driver text)".
+  // "CUDA_ERROR_X (driver text, code N)".
   std::string error_text(CUresult result) const;
   const CudaFunctions& functions() const { return fn_; }
 

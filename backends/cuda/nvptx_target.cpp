@@ -29,6 +29,12 @@ void initialize_nvptx_once() {
 
 constexpr const char* nvptx_triple = "nvptx64-nvidia-cuda";
 
+// A call to a non-overloaded intrinsic, declared in the builder's module on first use.
+llvm::Value* call_intrinsic(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args = {}) {
+  llvm::Function* decl = llvm::Intrinsic::getOrInsertDeclaration(b.GetInsertBlock()->getModule(), id);
+  return b.CreateCall(decl, args);
+}
+
 llvm::Intrinsic::ID ctaid_intrinsic(int axis) {
   switch (axis) {
     case 0: return llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x;
@@ -64,17 +70,17 @@ class NvptxTarget final : public lower::Target {
   unsigned shared_address_space() const override { return 3; }
 
   llvm::Value* thread_id(llvm::IRBuilder<>& b) const override {
-    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
+    return call_intrinsic(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
   }
   llvm::Value* program_id(llvm::IRBuilder<>& b, int axis) const override {
-    return b.CreateIntrinsic(ctaid_intrinsic(axis), {}, {});
+    return call_intrinsic(b, ctaid_intrinsic(axis));
   }
   llvm::Value* num_programs(llvm::IRBuilder<>& b, int axis) const override {
-    return b.CreateIntrinsic(nctaid_intrinsic(axis), {}, {});
+    return call_intrinsic(b, nctaid_intrinsic(axis));
   }
   // LLVM 22 auto-upgrades llvm.nvvm.barrier0 to this intrinsic: bar.sync 0 for the whole CTA.
   void barrier(llvm::IRBuilder<>& b) const override {
-    b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {b.getInt32(0)});
+    call_intrinsic(b, llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {b.getInt32(0)});
   }
 
   // LLVM 22 reads launch bounds from function attributes (formerly nvvm.annotations metadata);

@@ -59,7 +59,7 @@ class KernelLowering {
   const Target& target_;
   llvm::LLVMContext& ctx_;
   std::unique_ptr<llvm::Module> module_;
-  llvm::IRBuilder<> b_;
+  mutable llvm::IRBuilder<> b_;
   llvm::Function* fn_ = nullptr;
   llvm::GlobalVariable* smem_ = nullptr;
   analysis::AxisInfoAnalysis axis_;

@@ -1,0 +1,76 @@
+// Loops and branches over traced values. A C++ range-for or `if` cannot hand its body to the
+// tracer as a region, so the bodies are lambdas that capture the kernel's variables by reference:
+//
+//   auto acc = ts::zeros<float>({BLOCK});
+//   ts::for_range(0, n, BLOCK, [&](ts::Int k) { acc = acc + ts::load(x + k + offs); });
+//   ts::if_(pid == 0, [&] { acc = acc * 2; }, [&] { acc = -acc; });
+//
+// Variables assigned inside a body become loop-carried values (for) or results (if), and after the
+// call the C++ variables hold the op's results. Reassigning one with another shape is an error.
+// Plain C++ `for`/`if` over meta-parameters or other C++ values simply unroll/specialize the trace.
+#pragma once
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <type_traits>
+
+#include "tessera/tile.hpp"
+
+namespace tessera {
+
+namespace detail {
+// A loop bound: an i32 scalar tile or a C++ integer (which must fit in i32).
+class LoopBound {
+ public:
+  LoopBound(const Int& t) : tile_(&t) {}
+  template <std::integral I>
+  LoopBound(I v) : value_(static_cast<std::int64_t>(v)) {}
+  TESSERA_API ir::Value* materialize(const Loc& loc) const;
+
+ private:
+  const Int* tile_ = nullptr;
+  std::int64_t value_ = 0;
+};
+}  // namespace detail
+
+// for (i = lb; step > 0 ? i < ub : i > ub; i += step) body(i), as one `for` op.
+// The body takes the induction variable (an ts::Int) or nothing.
+template <class F>
+  requires std::invocable<F&, Int> || std::invocable<F&>
+void for_range(detail::LoopBound lb, detail::LoopBound ub, detail::LoopBound step, F&& body,
+               const Loc& loc = Loc::current()) {
+  ir::Value* l = lb.materialize(loc);
+  ir::Value* u = ub.materialize(loc);
+  ir::Value* s = step.materialize(loc);
+  detail::trace_for(l, u, s, [&](ir::Value* iv) {
+    if constexpr (std::invocable<F&, Int>) body(Int(iv, loc));
+    else body();
+  }, loc);
+}
+template <class F>
+  requires std::invocable<F&, Int> || std::invocable<F&>
+void for_range(detail::LoopBound lb, detail::LoopBound ub, F&& body, const Loc& loc = Loc::current()) {
+  for_range(lb, ub, 1, std::forward<F>(body), loc);
+}
+
+// if (cond) then_body() [else else_body()], as one `if` op; cond is a scalar mask.
+template <class C, std::invocable Then>
+void if_(const Tile<C>& cond, Then&& then_body, const Loc& loc = Loc::current()) {
+  static_assert(std::is_same_v<C, bool>, "tessera::if_: the condition must be a scalar Tile<bool>; compare it, e.g. x != 0");
+  const std::function<void()> t = [&] { then_body(); };
+  detail::trace_if(cond.ir_value(loc), t, nullptr, loc);
+}
+template <class C, std::invocable Then, std::invocable Else>
+void if_(const Tile<C>& cond, Then&& then_body, Else&& else_body, const Loc& loc = Loc::current()) {
+  static_assert(std::is_same_v<C, bool>, "tessera::if_: the condition must be a scalar Tile<bool>; compare it, e.g. x != 0");
+  const std::function<void()> t = [&] { then_body(); };
+  const std::function<void()> e = [&] { else_body(); };
+  detail::trace_if(cond.ir_value(loc), t, &e, loc);
+}
+// A plain C++ condition needs no tracing construct.
+template <std::invocable Then, class... Rest>
+void if_(bool, Then&&, Rest&&...) {
+  static_assert(sizeof(Then) == 0, "tessera::if_ on a C++ bool: use a plain C++ `if` (it specializes the trace)");
+}
+
+}  // namespace tessera

@@ -1,0 +1,83 @@
+// The boundary between the header-only DSL front (tiles, operators, kernel templates) and the
+// tracer compiled into libtessera (dsl/src). Public headers see the IR only as opaque pointers:
+// they are installed without jit/ headers. Users never call these functions directly.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <source_location>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "tessera/dtype.hpp"
+#include "tessera/export.hpp"
+
+namespace tessera::ir {
+class Value;
+class Module;
+}  // namespace tessera::ir
+
+namespace tessera {
+
+using Shape = std::vector<std::int64_t>;
+using Loc = std::source_location;
+
+namespace detail {
+
+struct TraceState;
+
+// A C++ variable holding a tile, as the tracer sees it (see dsl/src/variables.cpp): it knows the
+// variable's current SSA value in each open loop/branch body, which is how loop-carried values are
+// discovered. Every Tile owns one.
+struct Slot;
+using SlotPtr = std::shared_ptr<Slot>;
+
+TESSERA_API SlotPtr slot_new(ir::Value* v, const Loc& loc);
+TESSERA_API ir::Value* slot_read(const SlotPtr& s, const Loc& loc);
+TESSERA_API void slot_assign(SlotPtr& s, ir::Value* v, const Loc& loc);
+
+// A C++ scalar operand, materialized as a constant of the type the operation computes in.
+struct ScalarValue {
+  bool is_float = false;
+  std::int64_t i = 0;
+  double f = 0;
+};
+template <class S>
+ScalarValue scalar_value(S s) {
+  if constexpr (std::is_floating_point_v<S>) return {true, 0, static_cast<double>(s)};
+  else return {false, static_cast<std::int64_t>(s), 0};
+}
+
+enum class BinOp : std::uint8_t { Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr, Min, Max, Eq, Ne, Lt, Le, Gt, Ge };
+enum class UnOp : std::uint8_t { Neg, Not, Exp, Log, Sqrt, Abs };
+
+TESSERA_API Shape value_shape(const ir::Value* v);
+TESSERA_API ir::Value* emit_constant(DType d, ScalarValue s, const Shape& shape, const Loc& loc);
+// Casts both operands to `compute`, broadcasts their shapes (numpy rules, equal ranks or a scalar)
+// and applies the op; comparisons give i1.
+TESSERA_API ir::Value* emit_binary(BinOp op, ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
+TESSERA_API ir::Value* emit_unary(UnOp op, ir::Value* a, const Loc& loc);
+TESSERA_API ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc& loc);
+TESSERA_API ir::Value* emit_cast(ir::Value* a, DType to, const Loc& loc);
+TESSERA_API ir::Value* emit_expand_dims(ir::Value* a, int axis, const Loc& loc);
+TESSERA_API ir::Value* emit_broadcast_to(ir::Value* a, const Shape& shape, const Loc& loc);
+TESSERA_API ir::Value* emit_select(ir::Value* cond, ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
+TESSERA_API ir::Value* emit_program_id(int axis, bool num_programs, const Loc& loc);
+TESSERA_API ir::Value* emit_arange(std::int64_t start, std::int64_t end, const Loc& loc);
+TESSERA_API ir::Value* emit_full(const Shape& shape, DType d, ScalarValue v, const Loc& loc);
+TESSERA_API ir::Value* emit_load(ir::Value* ptr, ir::Value* mask, ir::Value* other, const Loc& loc);
+TESSERA_API void emit_store(ir::Value* ptr, ir::Value* value, ir::Value* mask, const Loc& loc);
+
+// Structured control flow. The tracer runs the body callbacks itself, with the body's region
+// open, and turns outer variables reassigned inside into loop-carried values / if results.
+TESSERA_API void trace_for(ir::Value* lb, ir::Value* ub, ir::Value* step,
+                           const std::function<void(ir::Value* iv)>& body, const Loc& loc);
+TESSERA_API void trace_if(ir::Value* cond, const std::function<void()>& then_body,
+                          const std::function<void()>* else_body, const Loc& loc);
+
+// The symbolic value of kernel argument `index` (the kernel body's parameters).
+TESSERA_API ir::Value* kernel_arg(TraceState& st, int index);
+
+}  // namespace detail
+}  // namespace tessera

@@ -1,0 +1,128 @@
+// The DSL's free functions, in Triton's vocabulary. Every function that creates an op takes a
+// defaulted std::source_location, so that errors and the IR name the user's line.
+#pragma once
+#include <concepts>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "tessera/element.hpp"
+#include "tessera/tile.hpp"
+
+namespace tessera {
+
+// The program's index along grid axis 0, 1 or 2 (a scalar i32).
+inline Int program_id(int axis, const Loc& loc = Loc::current()) {
+  return Int(detail::emit_program_id(axis, false, loc), loc);
+}
+// The number of programs along grid axis 0, 1 or 2 (a scalar i32).
+inline Int num_programs(int axis, const Loc& loc = Loc::current()) {
+  return Int(detail::emit_program_id(axis, true, loc), loc);
+}
+// [start, end) as a 1-D i32 tile; end - start must be a positive power of two.
+inline Int arange(std::int64_t start, std::int64_t end, const Loc& loc = Loc::current()) {
+  return Int(detail::emit_arange(start, end, loc), loc);
+}
+
+// A tile of `shape` (empty: a scalar) whose elements all equal `value`.
+template <Element T, CppScalar V>
+Tile<T> full(const Shape& shape, V value, const Loc& loc = Loc::current()) {
+  return Tile<T>(detail::emit_full(shape, dtype_of<T>, detail::scalar_value(value), loc), loc);
+}
+template <Element T>
+Tile<T> zeros(const Shape& shape, const Loc& loc = Loc::current()) {
+  return full<T>(shape, 0, loc);
+}
+
+// The value of compile-time meta-parameter `name` of the launch being traced (a plain C++ value).
+TESSERA_API std::int64_t meta(std::string_view name, const Loc& loc = Loc::current());
+
+// ceil(a / b): a host helper usable in constant expressions (grids), and on tiles.
+template <std::integral A, std::integral B>
+constexpr std::common_type_t<A, B> cdiv(A a, B b) {
+  return (a + b - 1) / b;
+}
+template <class X, class Y>
+  requires(detail::is_tile<X> || detail::is_tile<Y>) && IntegerOperands<X, Y>
+auto cdiv(const X& a, const Y& b, const Loc& loc = Loc::current()) {
+  using C = detail::common_t<X, Y>;
+  auto sum = detail::binary<C, C>(detail::BinOp::Add, a, b, loc);
+  auto num = detail::binary<C, C>(detail::BinOp::Sub, sum, 1, loc);
+  return detail::binary<C, C>(detail::BinOp::Div, num, b, loc);
+}
+
+// Elementwise minimum / maximum in the promoted type (floats as fmin/fmax).
+template <class X, class Y>
+  requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
+auto minimum(const X& a, const Y& b, const Loc& loc = Loc::current()) {
+  using C = detail::common_t<X, Y>;
+  return detail::binary<C, C>(detail::BinOp::Min, a, b, loc);
+}
+template <class X, class Y>
+  requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
+auto maximum(const X& a, const Y& b, const Loc& loc = Loc::current()) {
+  using C = detail::common_t<X, Y>;
+  return detail::binary<C, C>(detail::BinOp::Max, a, b, loc);
+}
+
+// Float math; abs also on integers.
+#define TESSERA_FLOAT_MATH(name, KIND)                                                            \
+  template <class T>                                                                           \
+  Tile<T> name(const Tile<T>& x, const Loc& loc = Loc::current()) {                            \
+    static_assert(FloatElement<T>, "tessera::" #name " needs a float tile; convert with .to<float>()"); \
+    return Tile<T>(detail::emit_unary(detail::UnOp::KIND, x.ir_value(loc), loc), loc);         \
+  }
+TESSERA_FLOAT_MATH(exp, Exp)
+TESSERA_FLOAT_MATH(log, Log)
+TESSERA_FLOAT_MATH(sqrt, Sqrt)
+#undef TESSERA_FLOAT_MATH
+template <class T>
+Tile<T> abs(const Tile<T>& x, const Loc& loc = Loc::current()) {
+  static_assert(Numeric<T>, "tessera::abs needs a numeric tile");
+  return Tile<T>(detail::emit_unary(detail::UnOp::Abs, x.ir_value(loc), loc), loc);
+}
+
+// mask ? a : b elementwise, all three broadcast together; a and b promote as for `+`.
+template <class M, class X, class Y>
+auto where(const Tile<M>& mask, const X& a, const Y& b, const Loc& loc = Loc::current()) {
+  static_assert(std::is_same_v<M, bool>, "tessera::where: the condition must be a mask (Tile<bool>); compare it, e.g. x != 0");
+  static_assert(NumericOperands<X, Y>, "tessera::where: both values must be numeric tiles or C++ numbers");
+  using C = detail::common_t<X, Y>;
+  ir::Value* m = mask.ir_value(loc);
+  ir::Value* va = detail::operand_value(a, dtype_of<C>, {}, loc);
+  ir::Value* vb = detail::operand_value(b, dtype_of<C>, {}, loc);
+  return Tile<C>(detail::emit_select(m, va, vb, dtype_of<C>, loc), loc);
+}
+
+// Loads the elements `ptr` points to; masked-off lanes are not accessed and give `other` (0).
+template <class T>
+Tile<T> load(const Ptr<T>& ptr, const Loc& loc = Loc::current()) {
+  return Tile<T>(detail::emit_load(ptr.ir_value(loc), nullptr, nullptr, loc), loc);
+}
+template <class T>
+Tile<T> load(const Ptr<T>& ptr, const Mask& mask, const Loc& loc = Loc::current()) {
+  return Tile<T>(detail::emit_load(ptr.ir_value(loc), mask.ir_value(loc), nullptr, loc), loc);
+}
+template <class T, class O>
+Tile<T> load(const Ptr<T>& ptr, const Mask& mask, const O& other, const Loc& loc = Loc::current()) {
+  static_assert(CppScalar<O> || std::is_same_v<O, Tile<T>>,
+                "tessera::load: `other` must be a C++ number or a tile of the pointee type");
+  ir::Value* o = detail::operand_value(other, dtype_of<T>, {}, loc);
+  return Tile<T>(detail::emit_load(ptr.ir_value(loc), mask.ir_value(loc), o, loc), loc);
+}
+
+// Stores `value` (broadcast to the pointer's shape) where `mask` holds.
+template <class T, class V>
+void store(const Ptr<T>& ptr, const V& value, const Loc& loc = Loc::current()) {
+  static_assert(CppScalar<V> || std::is_same_v<V, Tile<T>>,
+                "tessera::store: the value's element type must be the pointer's pointee; convert it with .to<T>()");
+  detail::emit_store(ptr.ir_value(loc), detail::operand_value(value, dtype_of<T>, {}, loc), nullptr, loc);
+}
+template <class T, class V>
+void store(const Ptr<T>& ptr, const V& value, const Mask& mask, const Loc& loc = Loc::current()) {
+  static_assert(CppScalar<V> || std::is_same_v<V, Tile<T>>,
+                "tessera::store: the value's element type must be the pointer's pointee; convert it with .to<T>()");
+  detail::emit_store(ptr.ir_value(loc), detail::operand_value(value, dtype_of<T>, {}, loc), mask.ir_value(loc), loc);
+}
+
+}  // namespace tessera

@@ -1,0 +1,208 @@
+// The driver: argument checks, the grid loop, and op-by-op execution of blocks, for and if.
+#include "jit/interp/interpreter.hpp"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+#include "jit/interp/memory.hpp"
+#include "jit/interp/ops.hpp"
+
+namespace tessera::interp {
+namespace {
+using ir::OpKind;
+
+const char* kind_name(ArgValue::Kind k) {
+  switch (k) {
+    case ArgValue::Kind::Pointer: return "a pointer";
+    case ArgValue::Kind::Int: return "an integer";
+    case ArgValue::Kind::Float: return "a floating-point value";
+  }
+  return "an unknown kind of value";
+}
+
+ArgValue::Kind expected_kind(const ir::Type& t) {
+  if (t.is_ptr()) return ArgValue::Kind::Pointer;
+  return ir::is_float(t.dtype) ? ArgValue::Kind::Float : ArgValue::Kind::Int;
+}
+
+// The kernel's parameters as scalar tiles, after checking the launch supplied what they need.
+std::vector<Tile> bind_arguments(const ir::Module& m, std::span<const ArgValue> args) {
+  const auto& params = m.entry().args;
+  if (args.size() != params.size())
+    throw LaunchError(fmt::format("kernel '{}' takes {} argument{} but {} {} given", m.name, params.size(),
+                                  params.size() == 1 ? "" : "s", args.size(), args.size() == 1 ? "was" : "were"));
+  std::vector<Tile> tiles;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ir::Type& t = params[i]->type;
+    const std::string name = params[i]->name_hint.empty() ? fmt::format("#{}", i) : "'" + params[i]->name_hint + "'";
+    if (t.is_tile())
+      throw InternalError(fmt::format("interpreter: parameter {} of kernel '{}' is a tile ({})", name, m.name,
+                                      ir::to_string(t)));
+    if (args[i].kind != expected_kind(t))
+      throw LaunchError(fmt::format("argument {} of kernel '{}' is {} ({}) but {} was given", name, m.name,
+                                    kind_name(expected_kind(t)), ir::to_string(t), kind_name(args[i].kind)));
+    Tile v(t);
+    switch (args[i].kind) {
+      case ArgValue::Kind::Pointer: v.data<std::uint64_t>()[0] = reinterpret_cast<std::uint64_t>(args[i].p); break;
+      case ArgValue::Kind::Int: set_from_int(v, 0, args[i].i); break;
+      case ArgValue::Kind::Float: set_from_double(v, 0, args[i].f); break;
+    }
+    tiles.push_back(std::move(v));
+  }
+  return tiles;
+}
+
+// A scalar integer tile as int64 (sign- or zero-extended per its dtype).
+std::int64_t scalar_int(const ir::Op& op, const Tile& t) {
+  if (t.numel() != 1 || !ir::is_int(t.dtype())) internal_error(op, "a loop bound is not an integer scalar");
+  std::int64_t v = 0;
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_float_storage_v<T>) v = static_cast<std::int64_t>(t.data<T>()[0]);
+  });
+  return v;
+}
+
+// Executes the ops of one program; values live in env_ for the program's duration.
+class ProgramRunner {
+ public:
+  ProgramRunner(const ir::Module& m, const MemoryMap& mem) : module_(m), mem_(mem) {}
+
+  void run(const ProgramPoint& p, const std::vector<Tile>& args) {
+    point_ = p;
+    env_.clear();
+    const auto& params = module_.entry().args;
+    for (std::size_t i = 0; i < params.size(); ++i) env_[params[i].get()] = args[i];
+    exec_block(module_.entry());
+  }
+
+ private:
+  // Runs a block's ops in order; returns the values its yield passes on (none for return/no terminator).
+  std::vector<Tile> exec_block(const ir::Block& b) {
+    for (const auto& op : b.ops) {
+      if (op->kind == OpKind::Yield) {
+        std::vector<Tile> out;
+        for (const auto* v : op->operands) out.push_back(get(*op, v));
+        return out;
+      }
+      if (op->kind == OpKind::Return) {
+        if (&b != &module_.entry()) internal_error(*op, "return inside a nested region");
+        return {};
+      }
+      exec_op(*op);
+    }
+    return {};
+  }
+
+  const Tile& get(const ir::Op& op, const ir::Value* v) const {
+    auto it = env_.find(v);
+    if (it == env_.end()) internal_error(op, "an operand is used before it is defined");
+    return it->second;
+  }
+  const Tile& operand(const ir::Op& op, std::size_t i) const { return get(op, op.operands.at(i)); }
+  const Tile* optional_operand(const ir::Op& op, std::size_t i) const {
+    return i < op.operands.size() ? &operand(op, i) : nullptr;
+  }
+  void set(const ir::Value* v, Tile t) { env_[v] = std::move(t); }
+
+  void check_arity(const ir::Op& op) const {
+    const auto& info = op.info();
+    const auto n = static_cast<int>(op.operands.size());
+    if (n < info.min_operands || (info.max_operands >= 0 && n > info.max_operands))
+      internal_error(op, fmt::format("{} operands", n));
+    if (info.num_results >= 0 && static_cast<int>(op.results.size()) != info.num_results)
+      internal_error(op, fmt::format("{} results", op.results.size()));
+    if (static_cast<int>(op.regions.size()) != info.num_regions) internal_error(op, fmt::format("{} regions", op.regions.size()));
+  }
+
+  void exec_op(const ir::Op& op) {
+    check_arity(op);
+    switch (op.kind) {
+      case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
+        return set(op.result(), eval_source(op, point_));
+      case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::ConvertLayout:
+        return set(op.result(), eval_shape(op, operand(op, 0)));
+      case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
+      case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr:
+      case OpKind::Min: case OpKind::Max:
+        return set(op.result(), eval_binary(op, operand(op, 0), operand(op, 1)));
+      case OpKind::CmpEq: case OpKind::CmpNe: case OpKind::CmpLt: case OpKind::CmpLe: case OpKind::CmpGt:
+      case OpKind::CmpGe:
+        return set(op.result(), eval_compare(op, operand(op, 0), operand(op, 1)));
+      case OpKind::Neg: case OpKind::Not: case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Abs:
+        return set(op.result(), eval_unary(op, operand(op, 0)));
+      case OpKind::Cast: return set(op.result(), eval_cast(op, operand(op, 0)));
+      case OpKind::Select: return set(op.result(), eval_select(op, operand(op, 0), operand(op, 1), operand(op, 2)));
+      case OpKind::AddPtr: return set(op.result(), eval_addptr(op, operand(op, 0), operand(op, 1)));
+      case OpKind::Load:
+        return set(op.result(), eval_load(op, mem_, operand(op, 0), optional_operand(op, 1), optional_operand(op, 2)));
+      case OpKind::Store: return eval_store(op, mem_, operand(op, 0), operand(op, 1), optional_operand(op, 2));
+      case OpKind::For: return exec_for(op);
+      case OpKind::If: return exec_if(op);
+      case OpKind::Yield: case OpKind::Return: internal_error(op, "a terminator in the middle of a block");
+    }
+    internal_error(op, "an op kind the interpreter does not know");
+  }
+
+  void exec_for(const ir::Op& op) {
+    const ir::Block& body = *op.regions[0]->block;
+    const std::size_t carried = op.operands.size() - 3;
+    if (body.args.size() != carried + 1 || op.results.size() != carried)
+      internal_error(op, "block arguments and results do not match the carried values");
+    const std::int64_t lb = scalar_int(op, operand(op, 0)), ub = scalar_int(op, operand(op, 1)),
+                       step = scalar_int(op, operand(op, 2));
+    std::vector<Tile> values;
+    for (std::size_t i = 0; i < carried; ++i) values.push_back(operand(op, 3 + i));
+    const ir::Type& iv_type = body.args[0]->type;
+    Tile iv(iv_type);
+    set_from_int(iv, 0, lb);
+    for (std::int64_t i = lb; step > 0 ? i < ub : i > ub;) {
+      if (step == 0)
+        throw ProgramError(fmt::format("for loop at {} has step 0 and would never end", op.loc.str()));
+      set(body.args[0].get(), iv);
+      for (std::size_t k = 0; k < carried; ++k) set(body.args[k + 1].get(), std::move(values[k]));
+      values = exec_block(body);
+      if (values.size() != carried) internal_error(op, fmt::format("the body yields {} values, {} expected", values.size(), carried));
+      // The induction variable wraps in its own type, as on the device.
+      set_from_int(iv, 0, static_cast<std::int64_t>(static_cast<std::uint64_t>(i) + static_cast<std::uint64_t>(step)));
+      i = scalar_int(op, iv);
+    }
+    for (std::size_t k = 0; k < carried; ++k) set(op.result(static_cast<int>(k)), std::move(values[k]));
+  }
+
+  void exec_if(const ir::Op& op) {
+    const Tile& cond = operand(op, 0);
+    if (cond.dtype() != DType::I1 || cond.numel() != 1 || !cond.shape().empty())
+      internal_error(op, "the condition is not an i1 scalar");
+    const bool taken = cond.data<std::uint8_t>()[0] != 0;
+    std::vector<Tile> values = exec_block(*op.regions[taken ? 0 : 1]->block);
+    if (values.size() != op.results.size())
+      internal_error(op, fmt::format("the {} branch yields {} values, {} expected", taken ? "then" : "else",
+                                     values.size(), op.results.size()));
+    for (std::size_t k = 0; k < values.size(); ++k) set(op.result(static_cast<int>(k)), std::move(values[k]));
+  }
+
+  const ir::Module& module_;
+  const MemoryMap& mem_;
+  ProgramPoint point_;
+  std::unordered_map<const ir::Value*, Tile> env_;  // looked up, never iterated
+};
+
+}  // namespace
+
+void run(const ir::Module& m, Dim3 grid, std::span<const ArgValue> args, std::span<const HostBuffer> extra_buffers) {
+  const std::vector<Tile> arg_tiles = bind_arguments(m, args);
+  const MemoryMap mem(m, args, extra_buffers);
+  ProgramRunner runner(m, mem);
+  ProgramPoint p;
+  p.grid = grid;
+  for (std::uint32_t z = 0; z < grid[2]; ++z)
+    for (std::uint32_t y = 0; y < grid[1]; ++y)
+      for (std::uint32_t x = 0; x < grid[0]; ++x) {  // x fastest, as block ids are numbered on the GPU
+        p.id = {x, y, z};
+        runner.run(p, arg_tiles);
+      }
+}
+
+}  // namespace tessera::interp

@@ -1,0 +1,15 @@
+// Checks that a module is well formed; throws tessera::ProgramError naming the first problem, the
+// op's location and its printed form. Passes run it after themselves (transforms/passes.hpp).
+//
+// Structure: operand/result/region counts per ops.def; operands defined before use and visible
+// (structured regions: a region sees its block arguments and everything that dominates its op);
+// the kernel body ends in return; regions end in yield; return and yield appear only there.
+// Types: one rule per op kind (verifier_rules.cpp), following the semantics in ops.def.
+#pragma once
+#include "jit/ir/ir.hpp"
+
+namespace tessera::ir {
+
+void verify(const Module& m);
+
+}  // namespace tessera::ir

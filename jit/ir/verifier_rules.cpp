@@ -1,0 +1,283 @@
+#include "jit/ir/verifier_rules.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace tessera::ir {
+
+bool same_type(const Type& a, const Type& b) {
+  return a.same_element_and_shape(b) && a.layout == b.layout;
+}
+
+std::string type_problem(const Type& t) {
+  for (auto d : t.shape)
+    if (d <= 0) return fmt::format("type {} has a non-positive dimension", to_string(t));
+  const Layout& l = t.layout;
+  if (l.is_none()) return "";
+  if (!t.is_tile()) return fmt::format("scalar type {} cannot carry a layout", to_string(t));
+  int r = l.parent_rank();
+  if (static_cast<int>(l.threads_per_warp.size()) != r || static_cast<int>(l.warps_per_cta.size()) != r ||
+      static_cast<int>(l.order.size()) != r)
+    return fmt::format("layout of {} has lists of different lengths", to_string(t));
+  int expected = l.kind == Layout::Kind::Slice ? t.rank() + 1 : t.rank();
+  if (r != expected) return fmt::format("layout of {} has rank {}, expected {}", to_string(t), r, expected);
+  if (l.kind == Layout::Kind::Slice && (l.slice_dim < 0 || l.slice_dim >= r))
+    return fmt::format("slice dim {} out of range in {}", l.slice_dim, to_string(t));
+  return "";
+}
+
+namespace {
+
+std::string ty(const Value* v) { return to_string(v->type); }
+bool is_pow2(std::int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+const Type& operand_type(const Op& op, int i) { return op.operands[i]->type; }
+const Type& result_type(const Op& op) { return op.results[0]->type; }
+
+// A value's type as an i1 mask of the same shape (layout kept): what compare yields.
+Type mask_like(const Type& t) {
+  Type m = t;
+  m.dtype = DType::I1;
+  m.pointee = DType::I32;
+  return m;
+}
+
+std::string elementwise_same(const Op& op) {
+  for (std::size_t i = 1; i < op.operands.size(); ++i)
+    if (!same_type(operand_type(op, 0), operand_type(op, i)))
+      return fmt::format("operand types differ: {} vs {}", ty(op.operands[0]), ty(op.operands[i]));
+  return "";
+}
+
+std::string int_attr_problem(const Op& op, const char* name) {
+  auto it = op.attrs.find(name);
+  if (it == op.attrs.end() || !std::holds_alternative<std::int64_t>(it->second))
+    return fmt::format("'{}' needs an integer attribute '{}'", op.name(), name);
+  return "";
+}
+
+// Is v within the values of d's representation (signed types sign-extended, unsigned zero-extended)?
+bool int_fits(DType d, std::int64_t v) {
+  int bits = dtype_bits(d);
+  if (bits >= 64) return true;
+  if (is_unsigned(d)) return v >= 0 && v < (std::int64_t{1} << bits);
+  return v >= -(std::int64_t{1} << (bits - 1)) && v < (std::int64_t{1} << (bits - 1));
+}
+
+std::string constant_rule(const Op& op) {
+  auto it = op.attrs.find("value");
+  if (it == op.attrs.end()) return "constant needs a 'value' attribute";
+  DType d = result_type(op).dtype;
+  if (auto* i = std::get_if<std::int64_t>(&it->second)) {
+    if (!is_int(d)) return fmt::format("integer constant with non-integer type {}", ty(op.results[0].get()));
+    if (!int_fits(d, *i)) return fmt::format("constant {} does not fit in {}", *i, dtype_name(d));
+    return "";
+  }
+  if (std::holds_alternative<double>(it->second)) {
+    if (!is_float(d)) return fmt::format("float constant with non-float type {}", ty(op.results[0].get()));
+    return "";
+  }
+  return "constant 'value' must be an integer or a float";
+}
+
+std::string index_rule(const Op& op) {
+  if (auto p = int_attr_problem(op, "axis"); !p.empty()) return p;
+  auto axis = op.int_attr("axis");
+  if (axis < 0 || axis > 2) return fmt::format("axis must be 0, 1 or 2, got {}", axis);
+  if (!same_type(result_type(op), Type::scalar(DType::I32))) return "result must be i32";
+  return "";
+}
+
+std::string arange_rule(const Op& op) {
+  if (auto p = int_attr_problem(op, "start"); !p.empty()) return p;
+  if (auto p = int_attr_problem(op, "end"); !p.empty()) return p;
+  std::int64_t n = op.int_attr("end") - op.int_attr("start");
+  if (!is_pow2(n)) return fmt::format("arange size end - start = {} must be a positive power of two", n);
+  const Type& t = result_type(op);
+  if (t.dtype != DType::I32 || t.shape != std::vector<std::int64_t>{n})
+    return fmt::format("arange result must be <{}xi32>, got {}", n, to_string(t));
+  return "";
+}
+
+std::string shape_rule(const Op& op) {
+  const Type& in = operand_type(op, 0);
+  const Type& out = result_type(op);
+  if (!in.element().same_element_and_shape(out.element()))
+    return fmt::format("element types differ: {} to {}", to_string(in), to_string(out));
+  switch (op.kind) {
+    case OpKind::Splat:
+      if (in.is_tile() || !out.is_tile()) return "splat takes a scalar to a tile";
+      return "";
+    case OpKind::Broadcast: {
+      if (!in.is_tile() || in.rank() != out.rank())
+        return fmt::format("broadcast needs a tile of the result's rank, got {} to {}", to_string(in), to_string(out));
+      for (int d = 0; d < in.rank(); ++d)
+        if (in.shape[d] != out.shape[d] && in.shape[d] != 1)
+          return fmt::format("cannot broadcast dim {} of size {} to {}", d, in.shape[d], out.shape[d]);
+      return "";
+    }
+    case OpKind::ExpandDims: {
+      if (auto p = int_attr_problem(op, "axis"); !p.empty()) return p;
+      auto axis = op.int_attr("axis");
+      if (!in.is_tile() || axis < 0 || axis > in.rank())
+        return fmt::format("expand_dims axis {} out of range for {}", axis, to_string(in));
+      auto shape = in.shape;
+      shape.insert(shape.begin() + axis, 1);
+      if (out.shape != shape)
+        return fmt::format("expand_dims result shape must be [{}], got {}", fmt::join(shape, "x"), to_string(out));
+      return "";
+    }
+    default:  // ConvertLayout
+      if (in.shape != out.shape) return fmt::format("convert_layout changes the shape: {} to {}", to_string(in), to_string(out));
+      return "";
+  }
+}
+
+std::string binary_rule(const Op& op) {
+  if (auto p = elementwise_same(op); !p.empty()) return p;
+  const Type& t = operand_type(op, 0);
+  if (!same_type(result_type(op), t)) return fmt::format("result type {} differs from operand type {}", to_string(result_type(op)), to_string(t));
+  if (t.is_ptr()) return fmt::format("'{}' does not apply to pointers (use addptr)", op.name());
+  bool int_only = op.kind == OpKind::And || op.kind == OpKind::Or || op.kind == OpKind::Xor ||
+                  op.kind == OpKind::Shl || op.kind == OpKind::Shr;
+  if (int_only && !is_int(t.dtype)) return fmt::format("'{}' needs integer operands, got {}", op.name(), to_string(t));
+  return "";
+}
+
+std::string compare_rule(const Op& op) {
+  if (auto p = elementwise_same(op); !p.empty()) return p;
+  if (!same_type(result_type(op), mask_like(operand_type(op, 0))))
+    return fmt::format("compare result must be {}, got {}", to_string(mask_like(operand_type(op, 0))),
+                       to_string(result_type(op)));
+  return "";
+}
+
+std::string unary_rule(const Op& op) {
+  const Type& in = operand_type(op, 0);
+  const Type& out = result_type(op);
+  if (in.is_ptr() || out.is_ptr()) return fmt::format("'{}' does not apply to pointers", op.name());
+  if (op.kind == OpKind::Cast) {
+    if (in.shape != out.shape || in.layout != out.layout)
+      return fmt::format("cast changes the shape: {} to {}", to_string(in), to_string(out));
+    return "";
+  }
+  if (!same_type(in, out)) return fmt::format("result type {} differs from operand type {}", to_string(out), to_string(in));
+  bool float_only = op.kind == OpKind::Exp || op.kind == OpKind::Log || op.kind == OpKind::Sqrt;
+  if (float_only && !is_float(in.dtype)) return fmt::format("'{}' needs a float operand, got {}", op.name(), to_string(in));
+  if (op.kind == OpKind::Not && !is_int(in.dtype)) return fmt::format("'not' needs an integer operand, got {}", to_string(in));
+  return "";
+}
+
+std::string select_rule(const Op& op) {
+  const Type& c = operand_type(op, 0);
+  const Type& a = operand_type(op, 1);
+  if (!same_type(c, mask_like(a))) return fmt::format("select condition must be {}, got {}", to_string(mask_like(a)), to_string(c));
+  if (!same_type(a, operand_type(op, 2))) return fmt::format("select operand types differ: {} vs {}", to_string(a), ty(op.operands[2]));
+  if (!same_type(result_type(op), a)) return fmt::format("select result must be {}, got {}", to_string(a), to_string(result_type(op)));
+  return "";
+}
+
+std::string addptr_rule(const Op& op) {
+  const Type& p = operand_type(op, 0);
+  const Type& off = operand_type(op, 1);
+  if (!p.is_ptr()) return fmt::format("addptr needs a pointer, got {}", to_string(p));
+  if (!is_int(off.dtype) || off.shape != p.shape)
+    return fmt::format("addptr offset must be an integer of the pointer's shape, got {} for {}", to_string(off), to_string(p));
+  if (!same_type(result_type(op), p)) return fmt::format("addptr result must be {}, got {}", to_string(p), to_string(result_type(op)));
+  return "";
+}
+
+std::string mask_problem(const Op& op, int i, const Type& ptr) {
+  if (static_cast<int>(op.operands.size()) <= i) return "";
+  const Type& m = operand_type(op, i);
+  if (m.dtype != DType::I1 || m.shape != ptr.shape)
+    return fmt::format("mask must be i1 of the pointer's shape, got {} for {}", to_string(m), to_string(ptr));
+  return "";
+}
+
+std::string memory_rule(const Op& op) {
+  const Type& p = operand_type(op, 0);
+  if (!p.is_ptr()) return fmt::format("'{}' needs a pointer, got {}", op.name(), to_string(p));
+  const Type& v = op.kind == OpKind::Load ? result_type(op) : operand_type(op, 1);
+  if (v.dtype != p.pointee || v.shape != p.shape)
+    return fmt::format("'{}' value {} does not match the pointee of {}", op.name(), to_string(v), to_string(p));
+  int mask_index = op.kind == OpKind::Load ? 1 : 2;
+  if (auto m = mask_problem(op, mask_index, p); !m.empty()) return m;
+  if (op.kind == OpKind::Load && op.operands.size() == 3 && !same_type(operand_type(op, 2), v))
+    return fmt::format("load 'other' must be {}, got {}", to_string(v), ty(op.operands[2]));
+  return "";
+}
+
+// The yield ending `region` must carry exactly `types`.
+std::string yield_problem(const Op& op, int region, const std::vector<const Type*>& types) {
+  const Op& y = *op.regions[region]->block->terminator();
+  if (y.operands.size() != types.size())
+    return fmt::format("region #{} yields {} value(s), expected {}", region, y.operands.size(), types.size());
+  for (std::size_t i = 0; i < types.size(); ++i)
+    if (!same_type(y.operands[i]->type, *types[i]))
+      return fmt::format("region #{} yields {} at position {}, expected {}", region, ty(y.operands[i]), i, to_string(*types[i]));
+  return "";
+}
+
+std::string for_rule(const Op& op) {
+  const Type& iv = operand_type(op, 0);
+  if (iv.is_tile() || !is_int(iv.dtype) || iv.dtype == DType::I1)
+    return fmt::format("for bounds must be scalar integers, got {}", to_string(iv));
+  for (int i = 1; i < 3; ++i)
+    if (!same_type(operand_type(op, i), iv)) return fmt::format("for bounds differ in type: {} vs {}", to_string(iv), ty(op.operands[i]));
+  std::size_t carried = op.operands.size() - 3;
+  if (op.results.size() != carried) return fmt::format("for carries {} value(s) but has {} result(s)", carried, op.results.size());
+  const Block& body = *op.regions[0]->block;
+  if (body.args.size() != carried + 1)
+    return fmt::format("for body must have {} block arguments (iv, carried...), got {}", carried + 1, body.args.size());
+  if (!same_type(body.args[0]->type, iv)) return fmt::format("induction variable must be {}, got {}", to_string(iv), to_string(body.args[0]->type));
+  std::vector<const Type*> types;
+  for (std::size_t i = 0; i < carried; ++i) {
+    const Type& t = operand_type(op, static_cast<int>(3 + i));
+    if (!same_type(body.args[i + 1]->type, t) || !same_type(op.results[i]->type, t))
+      return fmt::format("carried value #{} is {} but its block argument is {} and its result {}", i, to_string(t),
+                         to_string(body.args[i + 1]->type), to_string(op.results[i]->type));
+    types.push_back(&t);
+  }
+  return yield_problem(op, 0, types);
+}
+
+std::string if_rule(const Op& op) {
+  if (!same_type(operand_type(op, 0), Type::scalar(DType::I1)))
+    return fmt::format("if condition must be a scalar i1, got {}", ty(op.operands[0]));
+  std::vector<const Type*> types;
+  for (const auto& r : op.results) types.push_back(&r->type);
+  for (int i = 0; i < 2; ++i) {
+    if (!op.regions[i]->block->args.empty()) return fmt::format("if region #{} must have no block arguments", i);
+    if (auto p = yield_problem(op, i, types); !p.empty()) return p;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string type_rule_problem(const Op& op) {
+  switch (op.info().category) {
+    case OpCategory::Binary: return binary_rule(op);
+    case OpCategory::Compare: return compare_rule(op);
+    case OpCategory::Unary: return unary_rule(op);
+    case OpCategory::Shape: return shape_rule(op);
+    case OpCategory::Memory: return memory_rule(op);
+    default: break;
+  }
+  switch (op.kind) {
+    case OpKind::Constant: return constant_rule(op);
+    case OpKind::ProgramId:
+    case OpKind::NumPrograms: return index_rule(op);
+    case OpKind::Arange: return arange_rule(op);
+    case OpKind::Select: return select_rule(op);
+    case OpKind::AddPtr: return addptr_rule(op);
+    case OpKind::For: return for_rule(op);
+    case OpKind::If: return if_rule(op);
+    case OpKind::Yield:
+    case OpKind::Return: return "";  // placement and arity: the structural checks and for/if rules
+    default: return fmt::format("no type rule for op '{}'", op.name());
+  }
+}
+
+}  // namespace tessera::ir

@@ -1,0 +1,20 @@
+// The verifier's type rules, one per op kind, in one switch (verifier_rules.cpp).
+// Internal to jit/ir: the public entry point is verify() in verifier.hpp.
+#pragma once
+#include <string>
+
+#include "jit/ir/ir.hpp"
+
+namespace tessera::ir {
+
+// "" when the op's operand, result and attribute types follow its rule; else the problem.
+// Call only after the structural checks passed (counts, non-null operands, region terminators).
+std::string type_rule_problem(const Op& op);
+
+// "" when the type is well formed (positive dims, a layout that fits the rank); else the problem.
+std::string type_problem(const Type& t);
+
+// Types equal as the IR means it: a non-pointer's pointee field is ignored.
+bool same_type(const Type& a, const Type& b);
+
+}  // namespace tessera::ir

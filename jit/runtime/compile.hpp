@@ -1,0 +1,26 @@
+// The compile pipeline, one linear script: trace -> passes -> layouts -> LLVM -> device binary,
+// logging each stage when TESSERA_DUMP asks for it.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jit/ir/ir.hpp"
+#include "jit/lower/codegen.hpp"
+#include "tessera/launch.hpp"
+
+namespace tessera::runtime {
+
+// The facts a launch's arguments prove (Triton's specialization), one per kernel argument.
+std::vector<ir::ArgFacts> specialization_facts(const detail::KernelDef& def, std::span<const ArgValue> args);
+
+// Traces the kernel and runs the target-independent passes (canonicalize, cse, dce), verifying.
+std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, const MetaValues& meta,
+                                               const std::vector<ir::ArgFacts>& facts, int num_warps);
+
+// trace_and_optimize, then layouts and code generation for `target` ("sm_90a", "gfx942", ...).
+lower::DeviceBinary compile_for_target(const detail::KernelDef& def, const MetaValues& meta,
+                                       const std::vector<ir::ArgFacts>& facts, int num_warps,
+                                       const std::string& target);
+
+}  // namespace tessera::runtime

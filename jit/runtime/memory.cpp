@@ -1,0 +1,67 @@
+// Memory of an executor, for tessera::Buffer.
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/cuda/cuda_driver.hpp"
+#include "backends/hip/hip_driver.hpp"
+#include "tessera/buffer.hpp"
+#include "tessera/runtime.hpp"
+
+namespace tessera {
+namespace detail {
+
+Executor resolve(Executor ex) { return ex == Executor::Auto ? default_executor().executor : ex; }
+
+void* memory_alloc(Executor ex, std::size_t bytes) {
+  switch (resolve(ex)) {
+    case Executor::Cuda: return reinterpret_cast<void*>(cuda::CudaDriver::require().alloc(bytes));
+    case Executor::Hip: return hip::HipDriver::require().alloc(bytes);
+    default: {
+      // 64-byte alignment, like device allocations (which are 256-byte aligned): kernels
+      // specialize on 16-byte alignment.
+      void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+      if (!p) throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes");
+      return p;
+    }
+  }
+}
+
+void memory_free(Executor ex, void* p) noexcept {
+  try {
+    switch (resolve(ex)) {
+      case Executor::Cuda: cuda::CudaDriver::require().free(reinterpret_cast<cuda::CUdeviceptr>(p)); return;
+      case Executor::Hip: hip::HipDriver::require().free(p); return;
+      default: std::free(p); return;
+    }
+  } catch (...) {
+    // A failing free at exit (driver already torn down) is not worth terminating for.
+  }
+}
+
+void memory_to_device(Executor ex, void* dst, const void* src, std::size_t bytes) {
+  switch (resolve(ex)) {
+    case Executor::Cuda: cuda::CudaDriver::require().copy_to_device(reinterpret_cast<cuda::CUdeviceptr>(dst), src, bytes); return;
+    case Executor::Hip: hip::HipDriver::require().copy_to_device(dst, src, bytes); return;
+    default: std::memcpy(dst, src, bytes); return;
+  }
+}
+
+void memory_to_host(Executor ex, void* dst, const void* src, std::size_t bytes) {
+  switch (resolve(ex)) {
+    case Executor::Cuda: cuda::CudaDriver::require().copy_to_host(dst, reinterpret_cast<cuda::CUdeviceptr>(src), bytes); return;
+    case Executor::Hip: hip::HipDriver::require().copy_to_host(dst, src, bytes); return;
+    default: std::memcpy(dst, src, bytes); return;
+  }
+}
+
+}  // namespace detail
+
+void synchronize(Executor ex) {
+  switch (detail::resolve(ex)) {
+    case Executor::Cuda: cuda::CudaDriver::require().context_synchronize(); return;
+    case Executor::Hip: hip::HipDriver::require().device_synchronize(); return;
+    default: return;
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,16 @@
+// Run-time settings read from the environment once (Triton-style names).
+#pragma once
+#include <string>
+
+namespace tessera::runtime {
+
+struct EnvOptions {
+  bool interpret = false;                        // TESSERA_INTERPRET=1
+  bool dump_ir = false, dump_llvm = false;       // TESSERA_DUMP=ir,llvm,ptx,amdgcn (comma list)
+  bool dump_ptx = false, dump_amdgcn = false;
+  bool debug = false;                            // TESSERA_DEBUG=1: say which executor runs a kernel
+};
+
+const EnvOptions& env_options();
+
+}  // namespace tessera::runtime

@@ -1,0 +1,54 @@
+#include "jit/transforms/passes.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "jit/ir/verifier.hpp"
+#include "jit/transforms/canonicalize.hpp"
+#include "jit/transforms/cse.hpp"
+#include "jit/transforms/dce.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::transforms {
+namespace {
+
+constexpr PassInfo kPasses[] = {
+    {"canonicalize", "fold constants, apply local identities, inline if with a constant condition", canonicalize},
+    {"cse", "merge equal pure ops where the first dominates the second", cse},
+    {"dce", "remove ops without side effects whose results are unused", dce},
+};
+
+}  // namespace
+
+const PassInfo* find_pass(std::string_view name) {
+  for (const auto& p : kPasses)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> pass_names() {
+  std::vector<std::string> names;
+  for (const auto& p : kPasses) names.emplace_back(p.name);
+  return names;
+}
+
+std::vector<std::string> default_pipeline() { return {"canonicalize", "cse", "dce"}; }
+
+void run_pass_pipeline(ir::Module& m, std::span<const std::string> names) {
+  std::vector<const PassInfo*> passes;
+  for (const auto& name : names) {
+    const PassInfo* p = find_pass(name);
+    if (!p) throw ProgramError(fmt::format("unknown pass '{}' (known: {})", name, fmt::join(pass_names(), ", ")));
+    passes.push_back(p);
+  }
+  for (const PassInfo* p : passes) {
+    p->run(m);
+    try {
+      ir::verify(m);
+    } catch (const ProgramError& e) {
+      throw InternalError(fmt::format("pass '{}' produced invalid IR: {}", p->name, e.what()));
+    }
+  }
+}
+
+}  // namespace tessera::transforms

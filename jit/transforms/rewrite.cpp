@@ -1,0 +1,97 @@
+#include "jit/transforms/rewrite.hpp"
+
+#include <stdexcept>
+
+namespace tessera::transforms {
+using namespace ir;
+
+bool has_side_effects(const Op& op) {
+  if (op.kind == OpKind::Store || op.kind == OpKind::Return || op.kind == OpKind::Yield) return true;
+  for (const auto& r : op.regions)
+    for (const auto& inner : r->block->ops)
+      if (inner->kind != OpKind::Yield && has_side_effects(*inner)) return true;
+  return false;
+}
+
+std::size_t index_in_block(const Op& op) {
+  const auto& ops = op.parent->ops;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].get() == &op) return i;
+  throw std::logic_error("op not found in its parent block");
+}
+
+Op* insert_before(Op& anchor, std::unique_ptr<Op> op) {
+  Block& b = *anchor.parent;
+  op->parent = &b;
+  auto it = b.ops.begin() + static_cast<std::ptrdiff_t>(index_in_block(anchor));
+  return b.ops.insert(it, std::move(op))->get();
+}
+
+Value* constant_before(Op& anchor, const Type& t, Attr value) {
+  auto op = std::make_unique<Op>();
+  op->kind = OpKind::Constant;
+  op->attrs["value"] = std::move(value);
+  op->loc = anchor.loc;
+  op->add_result(t);
+  return insert_before(anchor, std::move(op))->result();
+}
+
+void erase_op(Op& op) {
+  Block& b = *op.parent;
+  b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(index_in_block(op)));
+}
+
+void replace_op(Module& m, Op& op, const std::vector<Value*>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i) replace_all_uses(m.entry(), op.result(static_cast<int>(i)), values[i]);
+  erase_op(op);
+}
+
+std::unordered_map<const Value*, int> count_uses(const Block& b) {
+  std::unordered_map<const Value*, int> uses;
+  walk(const_cast<Block&>(b), [&](Op& op) {
+    for (auto* v : op.operands) ++uses[v];
+  });
+  return uses;
+}
+
+namespace {
+
+bool unused(const Op& op, const std::unordered_map<const Value*, int>& uses) {
+  for (const auto& r : op.results) {
+    auto it = uses.find(r.get());
+    if (it != uses.end() && it->second > 0) return false;
+  }
+  return true;
+}
+
+void forget_uses(Op& op, std::unordered_map<const Value*, int>& uses) {
+  for (auto* v : op.operands) --uses[v];
+  for (auto& r : op.regions)
+    for (auto& inner : r->block->ops) forget_uses(*inner, uses);
+}
+
+// Back to front, so that an op's users are gone before the op is looked at.
+bool sweep(Block& b, std::unordered_map<const Value*, int>& uses, bool include_region_ops) {
+  bool changed = false;
+  for (std::size_t i = b.ops.size(); i-- > 0;) {
+    Op& op = *b.ops[i];
+    for (auto& r : op.regions) changed |= sweep(*r->block, uses, include_region_ops);
+    if (has_side_effects(op) || !unused(op, uses)) continue;
+    if (!op.regions.empty() && !include_region_ops) continue;
+    forget_uses(op, uses);
+    b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(i));
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace
+
+bool erase_dead_ops(Module& m, bool include_region_ops) {
+  auto uses = count_uses(m.entry());
+  bool changed = false;
+  while (sweep(m.entry(), uses, include_region_ops)) changed = true;
+  return changed;
+}
+
+}  // namespace tessera::transforms

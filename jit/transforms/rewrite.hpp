@@ -1,0 +1,30 @@
+// Small IR-editing helpers shared by the passes (not a pass).
+#pragma once
+#include <memory>
+#include <unordered_map>
+
+#include "jit/ir/ir.hpp"
+
+namespace tessera::transforms {
+
+// store, return, yield, or a for/if whose regions hold a store: ops that must stay even unused.
+bool has_side_effects(const ir::Op& op);
+
+std::size_t index_in_block(const ir::Op& op);
+// Inserts `op` into anchor's block just before anchor; returns it.
+ir::Op* insert_before(ir::Op& anchor, std::unique_ptr<ir::Op> op);
+// A `constant {value}` of type t, placed before anchor with anchor's location.
+ir::Value* constant_before(ir::Op& anchor, const ir::Type& t, ir::Attr value);
+// Removes op from its block (destroying it, its results and its regions).
+void erase_op(ir::Op& op);
+// Replaces each result of `op` by the matching value anywhere in the module, then erases op.
+void replace_op(ir::Module& m, ir::Op& op, const std::vector<ir::Value*>& values);
+
+// How many operands (anywhere below b) refer to each value.
+std::unordered_map<const ir::Value*, int> count_uses(const ir::Block& b);
+
+// Erases ops without side effects whose results are all unused, until none is left; for/if ops
+// only when `include_region_ops`. Returns whether anything was erased.
+bool erase_dead_ops(ir::Module& m, bool include_region_ops);
+
+}  // namespace tessera::transforms

@@ -1,0 +1,88 @@
+// Finding and running the external tools that backend tests check their output with (ptxas,
+// llvm-readelf), and temporary files for their inputs. Header-only so any test can include it.
+#pragma once
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace tessera::test {
+
+inline bool is_executable_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// The first of `names` found on PATH, then the first of `fallbacks` that exists; "" if none.
+inline std::string find_tool(std::initializer_list<const char*> names, std::initializer_list<const char*> fallbacks) {
+  const char* path = std::getenv("PATH");
+  for (const char* name : names) {
+    std::stringstream dirs(path != nullptr ? path : "");
+    for (std::string dir; std::getline(dirs, dir, ':');)
+      if (!dir.empty() && is_executable_file(dir + "/" + name)) return dir + "/" + name;
+  }
+  for (const char* p : fallbacks)
+    if (is_executable_file(p)) return p;
+  return "";
+}
+
+// CUDA's PTX assembler; TESSERA_PTXAS overrides.
+inline std::string find_ptxas() {
+  if (const char* env = std::getenv("TESSERA_PTXAS"); env != nullptr && is_executable_file(env)) return env;
+  return find_tool({"ptxas"}, {"/usr/local/cuda/bin/ptxas"});
+}
+
+// llvm-readelf; the versioned name first, because Debian's plain llvm-readelf may be an older LLVM
+// that does not know the newest AMDGPU processors.
+inline std::string find_readelf() {
+  return find_tool({"llvm-readelf-22", "llvm-readelf"}, {"/usr/lib/llvm-22/bin/llvm-readelf"});
+}
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `command` through the shell; arguments must already be quoted where needed.
+inline CommandResult run_command(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buf{};
+  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) result.output.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// A file with the given contents, removed when this goes out of scope.
+class ScratchFile {
+ public:
+  explicit ScratchFile(const std::string& contents, const std::string& suffix = "") {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/tessera-test-XXXXXX" + suffix;
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    const int fd = ::mkstemps(buf.data(), static_cast<int>(suffix.size()));
+    if (fd >= 0) ::close(fd);
+    path_ = buf.data();
+    std::ofstream(path_, std::ios::binary) << contents;
+  }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  ~ScratchFile() { ::unlink(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace tessera::test
