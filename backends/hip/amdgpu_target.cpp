@@ -33,7 +33,9 @@ void initialize_amdgpu_once() {
 }
 
 constexpr const char* amdgpu_triple = "amdgcn-amd-amdhsa";
-constexpr unsigned constant_address_space = 4;  // where the HSA dispatch packet lives
+// LLVM 22 defaults to code object v6, which ROCm loads only from 6.2 on; v5 loads on every
+// ROCm 6 and fixes the implicit-argument layout that num_programs reads.
+constexpr int code_object_version = 500;
 
 void check_axis(int axis, const char* what) {
   if (axis < 0 || axis > 2)
@@ -45,9 +47,9 @@ llvm::Value* call_intrinsic(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id, llvm::
   return b.CreateCall(decl, args);
 }
 
-// A load from the dispatch packet: the packet does not change while the kernel runs.
-llvm::Value* load_packet_field(llvm::IRBuilder<>& b, llvm::Value* packet, unsigned offset, llvm::Type* type) {
-  llvm::Value* field = b.CreateConstInBoundsGEP1_32(b.getInt8Ty(), packet, offset);
+// A load from the kernel's implicit arguments, which do not change while the kernel runs.
+llvm::Value* load_invariant(llvm::IRBuilder<>& b, llvm::Value* base, unsigned offset, llvm::Type* type) {
+  llvm::Value* field = b.CreateConstInBoundsGEP1_32(b.getInt8Ty(), base, offset);
   llvm::LoadInst* load = b.CreateAlignedLoad(type, field, llvm::Align(type->getPrimitiveSizeInBits() / 8));
   load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
   return load;
@@ -80,19 +82,15 @@ class AmdgpuTarget final : public lower::Target {
     return call_intrinsic(b, ids[axis]);
   }
 
-  // The number of workgroups comes from the HSA kernel dispatch packet (hsa_kernel_dispatch_packet_t:
-  // u16 workgroup_size_{x,y,z} at byte 4, u32 grid_size_{x,y,z} at byte 12, grid counted in
-  // work-items). We read it rather than the implicit kernel arguments because the packet's
-  // layout is fixed by the HSA spec for every code object version, while the implicit-argument
-  // layout changed between code object v4 and v5. HSA allows a partial last workgroup, hence the
-  // rounding up; HIP launches always give an exact multiple.
+  // The number of workgroups is read from the implicit kernel arguments of code object v5,
+  // which begin with u32 hidden_block_count_{x,y,z} (LLVM AMDGPUUsage, "Code Object V5
+  // Metadata"): one scalar load. The HSA dispatch packet would serve every code object version
+  // but holds grid and workgroup sizes in work-items, costing an integer division per kernel.
+  // compile() pins code object v5 so that this layout holds.
   llvm::Value* num_programs(llvm::IRBuilder<>& b, int axis) const override {
     check_axis(axis, "num_programs");
-    llvm::Value* packet = call_intrinsic(b, llvm::Intrinsic::amdgcn_dispatch_ptr);
-    llvm::Value* wg_size = b.CreateZExt(load_packet_field(b, packet, 4 + 2 * axis, b.getInt16Ty()), b.getInt32Ty());
-    llvm::Value* grid_size = load_packet_field(b, packet, 12 + 4 * axis, b.getInt32Ty());
-    llvm::Value* rounded = b.CreateAdd(grid_size, b.CreateSub(wg_size, b.getInt32(1)));
-    return b.CreateUDiv(rounded, wg_size, "num_programs");
+    llvm::Value* implicit_args = call_intrinsic(b, llvm::Intrinsic::amdgcn_implicitarg_ptr);
+    return load_invariant(b, implicit_args, 4 * axis, b.getInt32Ty());
   }
 
   // s_barrier alone orders execution, not memory: the workgroup-scope release/acquire fences
@@ -114,6 +112,8 @@ class AmdgpuTarget final : public lower::Target {
 
   lower::DeviceBinary compile(std::unique_ptr<llvm::Module> m, const std::string& kernel_name) const override {
     std::unique_ptr<llvm::TargetMachine> tm = create_target_machine(amdgpu_triple, arch_, "");
+    if (m->getModuleFlag("amdhsa_code_object_version") == nullptr)
+      m->addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", code_object_version);
     optimize_module(*m, *tm);
     // Code generation rewrites the IR, so the assembly comes from a copy of the optimized module.
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*m);

@@ -1,0 +1,166 @@
+// for_range and if_: open a region, run the body callback in it, and close it by turning the outer
+// variables the body assigned into loop-carried values or if results (variables.cpp explains the
+// SSA construction).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "dsl/src/trace_state.hpp"
+#include "tessera/control.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::detail {
+namespace {
+
+// Undoes a half-traced control op if its body throws: the region is popped, the op removed and
+// the builder put back, so that a caller who catches the error sees a consistent trace.
+class RegionGuard {
+ public:
+  RegionGuard(TraceState& st, ir::Op* op) : st_(st), op_(op), depth_(st.depth()) {}
+  ~RegionGuard() {
+    if (op_ == nullptr) return;
+    while (st_.depth() > depth_) close_scope(st_);
+    ir::Block* parent = op_->parent;
+    std::erase_if(parent->ops, [&](const std::unique_ptr<ir::Op>& o) { return o.get() == op_; });
+    st_.builder.set_block(parent);
+  }
+  void done() { op_ = nullptr; }
+  RegionGuard(const RegionGuard&) = delete;
+  RegionGuard& operator=(const RegionGuard&) = delete;
+
+ private:
+  TraceState& st_;
+  ir::Op* op_;
+  int depth_;
+};
+
+// Keeps the induction variable first, then `carried` in order; drops every other block argument.
+void rebuild_loop_args(ir::Block& body, const std::vector<ir::Value*>& carried) {
+  std::vector<std::unique_ptr<ir::Value>> old = std::move(body.args);
+  body.args.clear();
+  auto take = [&](ir::Value* v) {
+    auto it = std::find_if(old.begin(), old.end(), [&](const auto& p) { return p.get() == v; });
+    body.args.push_back(std::move(*it));
+    body.args.back()->index = static_cast<int>(body.args.size()) - 1;
+  };
+  take(old.front().get());
+  for (ir::Value* v : carried) take(v);
+}
+
+struct Assigned {
+  SlotPtr slot;
+  ir::Value* value;
+};
+
+// Runs one branch body in `block` and returns the outer variables it assigned, with their values.
+std::vector<Assigned> trace_branch(TraceState& st, ir::Block* block, const std::function<void()>& body,
+                                   const ir::SourceLoc& loc) {
+  open_scope(st, Scope::Kind::Branch, block, loc);
+  ir::Block* parent = st.builder.block();
+  st.builder.set_block(block);
+  body();
+  std::vector<Assigned> out;
+  for (auto& s : st.scopes.back().assigned) out.push_back({s, innermost_value(st, *s)});
+  close_scope(st);
+  st.builder.set_block(parent);
+  return out;
+}
+
+}  // namespace
+
+void trace_for(ir::Value* lb, ir::Value* ub, ir::Value* step, const std::function<void(ir::Value* iv)>& body,
+               const Loc& loc) {
+  TraceState& st = current_state(loc);
+  ir::Builder& b = builder_at(loc);
+  const ir::SourceLoc where = b.loc();
+  ir::Block* outer_block = b.block();
+  ir::Op* op = b.create(ir::OpKind::For, {lb, ub, step}, {}, {}, 1);
+  RegionGuard guard(st, op);
+  ir::Block* block = op->regions[0]->block.get();
+  ir::Value* iv = block->add_arg(lb->type);
+  open_scope(st, Scope::Kind::Loop, block, where);
+  b.set_block(block);
+  body(iv);
+
+  // Seal the body: assigned variables are carried, the other placeholders fold to outer values.
+  const int d = st.depth();
+  Scope& sc = st.scopes.back();
+  std::vector<ir::Value*> inits, finals, args;
+  for (auto& s : sc.assigned) {
+    auto in = std::find_if(sc.incoming.begin(), sc.incoming.end(), [&](const auto& i) { return i.slot == s; });
+    ir::Value* outer = value_at(st, s, d - 1);
+    inits.push_back(outer);
+    finals.push_back(innermost_value(st, *s));
+    args.push_back(in != sc.incoming.end() ? in->placeholder : block->add_arg(outer->type));
+  }
+  for (auto& in : sc.incoming)
+    if (std::find(sc.assigned.begin(), sc.assigned.end(), in.slot) == sc.assigned.end())
+      ir::replace_all_uses(*block, in.placeholder, in.outer);
+  rebuild_loop_args(*block, args);
+  b.set_loc(where);
+  b.create(ir::OpKind::Yield, finals, {});
+  const std::vector<SlotPtr> carried = sc.assigned;
+  close_scope(st);
+  b.set_block(outer_block);
+  guard.done();
+
+  op->operands.insert(op->operands.end(), inits.begin(), inits.end());
+  for (std::size_t i = 0; i < carried.size(); ++i) assign(st, carried[i], op->add_result(inits[i]->type), loc);
+}
+
+void trace_if(ir::Value* cond, const std::function<void()>& then_body, const std::function<void()>* else_body,
+              const Loc& loc) {
+  TraceState& st = current_state(loc);
+  if (cond->type.is_tile() || cond->type.dtype != DType::I1)
+    program_error(loc, fmt::format("if_ needs a scalar condition (i1), got {}; reduce the mask or use where()",
+                                   ir::to_string(cond->type)));
+  ir::Builder& b = builder_at(loc);
+  const ir::SourceLoc where = b.loc();
+  ir::Block* outer_block = b.block();
+  ir::Op* op = b.create(ir::OpKind::If, {cond}, {}, {}, 2);
+  RegionGuard guard(st, op);
+  ir::Block* then_block = op->regions[0]->block.get();
+  ir::Block* else_block = op->regions[1]->block.get();
+  std::vector<Assigned> then_vals = trace_branch(st, then_block, then_body, where);
+  std::vector<Assigned> else_vals = else_body ? trace_branch(st, else_block, *else_body, where) : std::vector<Assigned>{};
+  guard.done();
+
+  // Each variable assigned in either branch is yielded by both; a branch that did not assign it
+  // yields the value it had before the if_.
+  std::vector<SlotPtr> slots;
+  for (const auto* list : {&then_vals, &else_vals})
+    for (const auto& a : *list)
+      if (std::find(slots.begin(), slots.end(), a.slot) == slots.end()) slots.push_back(a.slot);
+  auto value_in = [&](const std::vector<Assigned>& list, const SlotPtr& s, ir::Value* outer) {
+    auto it = std::find_if(list.begin(), list.end(), [&](const Assigned& a) { return a.slot == s; });
+    return it != list.end() ? it->value : outer;
+  };
+  std::vector<ir::Value*> then_yield, else_yield;
+  for (const auto& s : slots) {
+    ir::Value* outer = value_at(st, s, st.depth());
+    then_yield.push_back(value_in(then_vals, s, outer));
+    else_yield.push_back(value_in(else_vals, s, outer));
+  }
+  b.set_loc(where);
+  b.set_block(then_block);
+  b.create(ir::OpKind::Yield, then_yield, {});
+  b.set_block(else_block);
+  b.create(ir::OpKind::Yield, else_yield, {});
+  b.set_block(outer_block);
+  for (std::size_t i = 0; i < slots.size(); ++i) assign(st, slots[i], op->add_result(then_yield[i]->type), loc);
+}
+
+ir::Value* LoopBound::materialize(const Loc& loc) const {
+  if (tile_ != nullptr) {
+    ir::Value* v = tile_->ir_value(loc);
+    if (v->type.is_tile())
+      program_error(loc, fmt::format("a for_range bound must be a scalar, got {}", ir::to_string(v->type)));
+    return v;
+  }
+  if (value_ < std::numeric_limits<std::int32_t>::min() || value_ > std::numeric_limits<std::int32_t>::max())
+    program_error(loc, fmt::format("the for_range bound {} does not fit in i32", value_));
+  return builder_at(loc).int_constant(DType::I32, value_);
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,223 @@
+// The DSL's operations as IR: implicit casts and broadcasting (numpy rules, equal ranks or a
+// scalar), constants, shape checks that name the user's line.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "dsl/src/trace_state.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::detail {
+namespace {
+
+using ir::OpKind;
+
+struct BinOpInfo {
+  OpKind kind;
+  const char* symbol;
+  bool compare;
+};
+
+BinOpInfo info(BinOp op) {
+  switch (op) {
+    case BinOp::Add: return {OpKind::Add, "+", false};
+    case BinOp::Sub: return {OpKind::Sub, "-", false};
+    case BinOp::Mul: return {OpKind::Mul, "*", false};
+    case BinOp::Div: return {OpKind::Div, "/", false};
+    case BinOp::Rem: return {OpKind::Rem, "%", false};
+    case BinOp::And: return {OpKind::And, "&", false};
+    case BinOp::Or: return {OpKind::Or, "|", false};
+    case BinOp::Xor: return {OpKind::Xor, "^", false};
+    case BinOp::Shl: return {OpKind::Shl, "<<", false};
+    case BinOp::Shr: return {OpKind::Shr, ">>", false};
+    case BinOp::Min: return {OpKind::Min, "minimum", false};
+    case BinOp::Max: return {OpKind::Max, "maximum", false};
+    case BinOp::Eq: return {OpKind::CmpEq, "==", true};
+    case BinOp::Ne: return {OpKind::CmpNe, "!=", true};
+    case BinOp::Lt: return {OpKind::CmpLt, "<", true};
+    case BinOp::Le: return {OpKind::CmpLe, "<=", true};
+    case BinOp::Gt: return {OpKind::CmpGt, ">", true};
+    case BinOp::Ge: return {OpKind::CmpGe, ">=", true};
+  }
+  throw InternalError("unknown binary op");
+}
+
+OpKind unary_kind(UnOp op) {
+  switch (op) {
+    case UnOp::Neg: return OpKind::Neg;
+    case UnOp::Not: return OpKind::Not;
+    case UnOp::Exp: return OpKind::Exp;
+    case UnOp::Log: return OpKind::Log;
+    case UnOp::Sqrt: return OpKind::Sqrt;
+    case UnOp::Abs: return OpKind::Abs;
+  }
+  throw InternalError("unknown unary op");
+}
+
+bool is_power_of_two(std::int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+// Triton requires every tile dimension to be a power of two.
+void check_dims(const Shape& shape, const char* what, const Loc& loc) {
+  for (auto d : shape)
+    if (!is_power_of_two(d))
+      program_error(loc, fmt::format("{}: every dimension must be a positive power of two, got {}", what, shape_str(shape)));
+}
+
+// The shape two operands broadcast to: equal ranks with equal dims or a dim of 1, or a scalar.
+Shape broadcast_shape(const Shape& a, const Shape& b, const char* what, const Loc& loc) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  if (a.size() != b.size())
+    program_error(loc, fmt::format("shape mismatch in '{}': {} vs {} (ranks differ; insert dims with expand_dims, "
+                                   ".col() or .row())", what, shape_str(a), shape_str(b)));
+  Shape r(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1)
+      program_error(loc, fmt::format("shape mismatch in '{}': {} vs {}", what, shape_str(a), shape_str(b)));
+    r[i] = a[i] == 1 ? b[i] : a[i];
+  }
+  return r;
+}
+
+ir::Value* cast_to(ir::Builder& b, ir::Value* v, DType d) {
+  if (v->type.dtype == d) return v;
+  return b.create1(OpKind::Cast, {v}, v->type.with_dtype(d));
+}
+
+ir::Value* broadcast(ir::Builder& b, ir::Value* v, const Shape& shape) {
+  if (v->type.shape == shape) return v;
+  if (!v->type.is_tile()) return b.create1(OpKind::Splat, {v}, v->type.with_shape(shape));
+  return b.create1(OpKind::Broadcast, {v}, v->type.with_shape(shape));
+}
+
+// Whether integer constant v is representable in d (unsigned types also take their bit patterns).
+bool int_fits(DType d, std::int64_t v) {
+  switch (d) {
+    case DType::I1: return v == 0 || v == 1;
+    case DType::I8: return v >= -128 && v <= 127;
+    case DType::I16: return v >= -32768 && v <= 32767;
+    case DType::I32: return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+    case DType::U8: return v >= 0 && v <= 255;
+    case DType::U32: return v >= 0 && v <= std::numeric_limits<std::uint32_t>::max();
+    default: return true;
+  }
+}
+
+}  // namespace
+
+ir::Value* emit_constant(DType d, ScalarValue s, const Shape& shape, const Loc& loc) {
+  ir::Builder& b = builder_at(loc);
+  if (ir::is_float(d)) return b.float_constant(d, s.is_float ? s.f : static_cast<double>(s.i), shape);
+  std::int64_t v = s.i;
+  if (s.is_float) {
+    if (!std::isfinite(s.f) || std::trunc(s.f) != s.f)
+      program_error(loc, fmt::format("the constant {} is not an integer and cannot become {} implicitly; convert "
+                                     "the tile with .to<float>()", s.f, ir::dtype_name(d)));
+    v = static_cast<std::int64_t>(s.f);
+  }
+  if (!int_fits(d, v))
+    program_error(loc, fmt::format("the constant {} does not fit in {}", v, ir::dtype_name(d)));
+  return b.int_constant(d, v, shape);
+}
+
+ir::Value* emit_binary(BinOp op, ir::Value* a, ir::Value* b, DType compute, const Loc& loc) {
+  const BinOpInfo i = info(op);
+  const Shape shape = broadcast_shape(a->type.shape, b->type.shape, i.symbol, loc);
+  ir::Builder& bld = builder_at(loc);
+  a = broadcast(bld, cast_to(bld, a, compute), shape);
+  b = broadcast(bld, cast_to(bld, b, compute), shape);
+  const ir::Type result = ir::Type::scalar(i.compare ? DType::I1 : compute).with_shape(shape);
+  return bld.create1(i.kind, {a, b}, result);
+}
+
+ir::Value* emit_unary(UnOp op, ir::Value* a, const Loc& loc) {
+  return builder_at(loc).create1(unary_kind(op), {a}, a->type);
+}
+
+ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc& loc) {
+  const Shape shape = broadcast_shape(ptr->type.shape, offset->type.shape, "+", loc);
+  ir::Builder& b = builder_at(loc);
+  ptr = broadcast(b, ptr, shape);
+  offset = broadcast(b, offset, shape);
+  return b.create1(OpKind::AddPtr, {ptr, offset}, ptr->type);
+}
+
+ir::Value* emit_cast(ir::Value* a, DType to, const Loc& loc) { return cast_to(builder_at(loc), a, to); }
+
+ir::Value* emit_expand_dims(ir::Value* a, int axis, const Loc& loc) {
+  const int rank = a->type.rank();
+  const int at = axis < 0 ? axis + rank + 1 : axis;
+  if (at < 0 || at > rank)
+    program_error(loc, fmt::format("expand_dims: axis {} is out of range for a tile of shape {}", axis,
+                                   shape_str(a->type.shape)));
+  Shape shape = a->type.shape;
+  shape.insert(shape.begin() + at, 1);
+  return builder_at(loc).create1(OpKind::ExpandDims, {a}, a->type.with_shape(shape), {{"axis", std::int64_t{at}}});
+}
+
+ir::Value* emit_broadcast_to(ir::Value* a, const Shape& shape, const Loc& loc) {
+  check_dims(shape, "broadcast_to", loc);
+  const Shape& from = a->type.shape;
+  bool ok = from.empty() || from.size() == shape.size();
+  for (std::size_t i = 0; ok && !from.empty() && i < from.size(); ++i) ok = from[i] == shape[i] || from[i] == 1;
+  if (!ok) program_error(loc, fmt::format("cannot broadcast {} to {}", shape_str(from), shape_str(shape)));
+  return broadcast(builder_at(loc), a, shape);
+}
+
+ir::Value* emit_select(ir::Value* cond, ir::Value* a, ir::Value* b, DType compute, const Loc& loc) {
+  Shape shape = broadcast_shape(cond->type.shape, a->type.shape, "where", loc);
+  shape = broadcast_shape(shape, b->type.shape, "where", loc);
+  ir::Builder& bld = builder_at(loc);
+  cond = broadcast(bld, cond, shape);
+  a = broadcast(bld, cast_to(bld, a, compute), shape);
+  b = broadcast(bld, cast_to(bld, b, compute), shape);
+  return bld.create1(OpKind::Select, {cond, a, b}, ir::Type::scalar(compute).with_shape(shape));
+}
+
+ir::Value* emit_program_id(int axis, bool num_programs, const Loc& loc) {
+  if (axis < 0 || axis > 2)
+    program_error(loc, fmt::format("{}: axis must be 0, 1 or 2, got {}", num_programs ? "num_programs" : "program_id", axis));
+  return builder_at(loc).create1(num_programs ? OpKind::NumPrograms : OpKind::ProgramId, {},
+                                 ir::Type::scalar(DType::I32), {{"axis", std::int64_t{axis}}});
+}
+
+ir::Value* emit_arange(std::int64_t start, std::int64_t end, const Loc& loc) {
+  if (!is_power_of_two(end - start))
+    program_error(loc, fmt::format("arange({}, {}): the size end - start = {} must be a positive power of two",
+                                   start, end, end - start));
+  if (!int_fits(DType::I32, start) || !int_fits(DType::I32, end))
+    program_error(loc, fmt::format("arange({}, {}): bounds must fit in i32", start, end));
+  return builder_at(loc).create1(OpKind::Arange, {}, ir::Type::scalar(DType::I32).with_shape({end - start}),
+                                 {{"start", start}, {"end", end}});
+}
+
+ir::Value* emit_full(const Shape& shape, DType d, ScalarValue v, const Loc& loc) {
+  check_dims(shape, "full", loc);
+  return emit_constant(d, v, shape, loc);
+}
+
+ir::Value* emit_load(ir::Value* ptr, ir::Value* mask, ir::Value* other, const Loc& loc) {
+  Shape shape = ptr->type.shape;
+  if (mask) shape = broadcast_shape(shape, mask->type.shape, "load", loc);
+  if (other) shape = broadcast_shape(shape, other->type.shape, "load", loc);
+  ir::Builder& b = builder_at(loc);
+  std::vector<ir::Value*> operands{broadcast(b, ptr, shape)};
+  if (mask) operands.push_back(broadcast(b, mask, shape));
+  if (other) {
+    if (!mask) operands.push_back(b.int_constant(DType::I1, 1, shape));
+    operands.push_back(broadcast(b, cast_to(b, other, ptr->type.pointee), shape));
+  }
+  return b.create1(OpKind::Load, operands, ir::Type::scalar(ptr->type.pointee).with_shape(shape));
+}
+
+void emit_store(ir::Value* ptr, ir::Value* value, ir::Value* mask, const Loc& loc) {
+  Shape shape = broadcast_shape(ptr->type.shape, value->type.shape, "store", loc);
+  if (mask) shape = broadcast_shape(shape, mask->type.shape, "store", loc);
+  ir::Builder& b = builder_at(loc);
+  std::vector<ir::Value*> operands{broadcast(b, ptr, shape), broadcast(b, cast_to(b, value, ptr->type.pointee), shape)};
+  if (mask) operands.push_back(broadcast(b, mask, shape));
+  b.create(OpKind::Store, operands, {});
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,106 @@
+// Running a kernel body under a TraceState: the thread-local current trace, argument values,
+// meta-parameters, and the errors that name the user's source line.
+#include "dsl/src/tracer.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+
+#include "dsl/src/trace_state.hpp"
+#include "tessera/error.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera {
+namespace detail {
+namespace {
+
+thread_local TraceState* t_current = nullptr;
+std::atomic<std::uint64_t> g_next_trace_id{1};
+
+// Makes `st` the current trace for its lifetime; restores the previous one however the body ends.
+class CurrentTrace {
+ public:
+  explicit CurrentTrace(TraceState* st) : previous_(t_current) { t_current = st; }
+  ~CurrentTrace() { t_current = previous_; }
+  CurrentTrace(const CurrentTrace&) = delete;
+  CurrentTrace& operator=(const CurrentTrace&) = delete;
+
+ private:
+  TraceState* previous_;
+};
+
+ir::Type arg_type(const ArgSpec& spec) {
+  return spec.dtype == DType::Ptr ? ir::Type::pointer(spec.pointee) : ir::Type::scalar(spec.dtype);
+}
+
+}  // namespace
+
+ir::SourceLoc to_ir_loc(const Loc& loc) {
+  return ir::SourceLoc{loc.file_name(), static_cast<int>(loc.line()), static_cast<int>(loc.column())};
+}
+
+void program_error(const ir::SourceLoc& loc, const std::string& what) {
+  throw ProgramError(fmt::format("{} at {}", what, loc.str()));
+}
+void program_error(const Loc& loc, const std::string& what) { program_error(to_ir_loc(loc), what); }
+
+TraceState& current_state(const Loc& loc) {
+  if (t_current == nullptr)
+    program_error(loc, "tessera ops can only be used inside a kernel being traced (a ts::kernel body)");
+  return *t_current;
+}
+
+ir::Builder& builder_at(const Loc& loc) {
+  TraceState& st = current_state(loc);
+  st.builder.set_loc(to_ir_loc(loc));
+  return st.builder;
+}
+
+ir::Value* kernel_arg(TraceState& st, int index) {
+  auto& args = st.module->entry().args;
+  if (index < 0 || index >= static_cast<int>(args.size()))
+    throw InternalError(fmt::format("kernel '{}': no argument {}", st.module->name, index));
+  return args[static_cast<std::size_t>(index)].get();
+}
+
+}  // namespace detail
+
+std::int64_t meta(std::string_view name, const Loc& loc) {
+  const detail::TraceState& st = detail::current_state(loc);
+  std::string given;
+  for (const auto& [key, value] : st.meta) {
+    if (key == name) return value;
+    given += (given.empty() ? "" : ", ") + key;
+  }
+  detail::program_error(loc, fmt::format("unknown meta-parameter '{}' (the launch gives: {})", name,
+                                         given.empty() ? "none" : given));
+}
+
+std::unique_ptr<ir::Module> trace_kernel(const detail::KernelDef& def, const MetaValues& meta,
+                                         const std::vector<ir::ArgFacts>& facts, int num_warps) {
+  if (!def.body) throw InternalError(fmt::format("kernel '{}' has no body to trace", def.name));
+  auto module = std::make_unique<ir::Module>();
+  module->name = def.name;
+  module->num_warps = num_warps;
+  module->arg_facts = facts;
+  module->arg_facts.resize(def.args.size());  // absent facts: nothing known
+  for (std::size_t i = 0; i < def.args.size(); ++i)
+    module->entry().add_arg(detail::arg_type(def.args[i]), fmt::format("arg{}", i));
+
+  detail::TraceState st;
+  st.id = detail::g_next_trace_id.fetch_add(1);
+  st.module = module.get();
+  st.builder.set_block(&module->entry());
+  st.meta = meta;
+  const ir::SourceLoc where = detail::to_ir_loc(def.where);
+  detail::open_scope(st, detail::Scope::Kind::Kernel, &module->entry(), where);
+
+  detail::CurrentTrace current(&st);
+  def.body(st);
+  st.builder.set_block(&module->entry());
+  st.builder.set_loc(where);
+  st.builder.create(ir::OpKind::Return, {}, {});
+  return module;
+}
+
+}  // namespace tessera

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, in the repository root, after tests/gpu/pack.sh ran here:
+# GPU tests, examples (also under compute-sanitizer), tessera and Triton benchmarks side by side.
+# Prints a short table last. Logs go to $OUT when set.
+set -uo pipefail
+OUT=${OUT:-/tmp/tessera-out}; mkdir -p "$OUT"
+W=/tmp/tessera-pack; rm -rf $W; mkdir -p $W; tar -C $W -xJf .pack/tessera.tar.xz
+export LD_LIBRARY_PATH=$W/lib:${LD_LIBRARY_PATH:-}
+export PATH=$W/bin:$PATH
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee $OUT/gpu.txt
+
+echo "== examples on the GPU"
+for e in vector_add fused_elu broadcast_2d; do $e || echo "EXAMPLE FAILED: $e"; done 2>&1 | tee $OUT/examples.log
+echo "== GPU tests"
+tessera_gpu_tests 2>&1 | tail -5 | tee $OUT/gpu_tests.log
+echo "== compute-sanitizer"
+(compute-sanitizer --tool memcheck vector_add 4099 2>&1 | tail -3) | tee $OUT/sanitizer.log
+(compute-sanitizer --tool memcheck broadcast_2d 77 131 2>&1 | tail -3) | tee -a $OUT/sanitizer.log
+
+echo "== benchmarks"
+export CUDA_CACHE_DISABLE=1
+tessera_bench all > $OUT/bench_tessera.jsonl 2>&1
+for i in 1 2 3; do tessera_bench first_call >> $OUT/bench_tessera.jsonl 2>&1; done
+python3 tests/bench/triton_ref.py all > $OUT/bench_triton.jsonl 2>&1
+for i in 1 2 3; do
+  export TRITON_CACHE_DIR=$(mktemp -d); python3 tests/bench/triton_ref.py first_call >> $OUT/bench_triton.jsonl 2>&1
+done
+grep -v '^{' $OUT/bench_tessera.jsonl $OUT/bench_triton.jsonl | head -20
+python3 tests/bench/compare.py $OUT/bench_tessera.jsonl $OUT/bench_triton.jsonl | tee $OUT/table.txt

@@ -1,0 +1,125 @@
+// GPU tests (tier 5): every kernel runs on the GPU and on the interpreter (the oracle) with the
+// same random inputs; GPU outputs are poisoned first, so an element that is not written fails.
+// Run by tests/gpu/run_on_gpu.sh on a GPU machine; skipped (with a message) where there is none.
+#include <catch2/catch.hpp>
+#include <tessera/tessera.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace ts = tessera;
+
+namespace {
+
+bool have_gpu() {
+  static bool gpu = ts::default_executor().executor == ts::Executor::Cuda;
+  if (!gpu) WARN("no CUDA GPU: " << ts::default_executor().description);
+  return gpu;
+}
+
+template <class T>
+std::vector<T> random_vector(std::size_t n, std::mt19937& rng, double lo, double hi) {
+  std::uniform_real_distribution<double> d(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(d(rng));
+  return v;
+}
+
+template <class T>
+double as_double(T v) { return static_cast<double>(static_cast<float>(v)); }
+template <>
+double as_double<double>(double v) { return v; }
+template <>
+double as_double<std::int64_t>(std::int64_t v) { return static_cast<double>(v); }
+template <>
+double as_double<std::uint32_t>(std::uint32_t v) { return static_cast<double>(v); }
+
+template <class T>
+double tolerance() {
+  if constexpr (std::is_same_v<T, float>) return 1e-5;
+  if constexpr (std::is_same_v<T, double>) return 1e-12;
+  if constexpr (std::is_same_v<T, ts::half> || std::is_same_v<T, ts::bfloat16>) return 1e-2;
+  return 0;  // integers: exact
+}
+
+// Launches `k` over n elements on the GPU (poisoned output) and on the interpreter; compares.
+template <class T, class K>
+void check_both(K& k, std::size_t n, int block, int warps, std::uint32_t seed, double lo, double hi) {
+  std::mt19937 rng(seed);
+  auto hx = random_vector<T>(n, rng, lo, hi), hy = random_vector<T>(n, rng, lo, hi);
+  std::vector<T> poison(n);
+  std::memset(poison.data(), 0x7f, n * sizeof(T));
+  std::vector<T> results[2];
+  const ts::Executor execs[2] = {ts::Executor::Cuda, ts::Executor::Interpreter};
+  for (int e = 0; e < 2; ++e) {
+    auto x = ts::Buffer<T>::from_host(hx, execs[e]), y = ts::Buffer<T>::from_host(hy, execs[e]);
+    auto out = ts::Buffer<T>::from_host(poison, execs[e]);
+    k[{.grid = {ts::cdiv(static_cast<std::int64_t>(n), block)}, .meta = {{"BLOCK", block}}, .num_warps = warps,
+       .executor = execs[e]}](x, y, out, static_cast<std::int32_t>(n));
+    ts::synchronize(execs[e]);
+    results[e] = out.to_host();
+  }
+  double num = 0, den = 0;
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    double g = as_double(results[0][i]), r = as_double(results[1][i]);
+    if (tolerance<T>() == 0) {
+      mismatches += g != r;
+    } else {
+      num += (g - r) * (g - r);
+      den += r * r;
+      mismatches += std::isnan(g) != std::isnan(r);
+    }
+  }
+  INFO("n = " << n << ", block = " << block << ", seed = " << seed);
+  CHECK(mismatches == 0);
+  if (tolerance<T>() > 0) CHECK(std::sqrt(num / std::max(den, 1e-30)) <= tolerance<T>());
+}
+
+template <class T>
+auto arith_kernel() {
+  return ts::kernel("arith", [](ts::Ptr<T> x, ts::Ptr<T> y, ts::Ptr<T> out, ts::Int n) {
+    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
+    auto offs = ts::program_id(0) * BLOCK + ts::arange(0, BLOCK);
+    auto mask = offs < n;
+    auto a = ts::load(x + offs, mask);
+    auto b = ts::load(y + offs, mask);
+    auto r = ts::where(a > b, a - b, ts::maximum(a, b) + ts::minimum(a, b) * b);
+    ts::store(out + offs, r, mask);
+  });
+}
+
+template <class T>
+auto math_kernel() {
+  return ts::kernel("math", [](ts::Ptr<T> x, ts::Ptr<T> y, ts::Ptr<T> out, ts::Int n) {
+    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
+    auto offs = ts::program_id(0) * BLOCK + ts::arange(0, BLOCK);
+    auto mask = offs < n;
+    auto a = ts::load(x + offs, mask, 1.0f).template to<float>();
+    auto b = ts::load(y + offs, mask, 1.0f).template to<float>();
+    auto r = ts::exp(a * 0.5f) + ts::log(ts::abs(b) + 1.0f) - ts::sqrt(ts::abs(a)) / (b * b + 1.0f);
+    ts::store(out + offs, r.template to<T>(), mask);
+  });
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("GPU matches the interpreter on elementwise arithmetic", "[gpu]", float, double, ts::half,
+                   ts::bfloat16, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint32_t) {
+  if (!have_gpu()) return;
+  auto k = arith_kernel<TestType>();
+  std::uint32_t seed = 1;
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, (std::size_t{1} << 20) + 3})
+    for (auto [block, warps] : {std::pair{1024, 4}, std::pair{256, 2}, std::pair{4096, 8}})
+      check_both<TestType>(k, n, block, warps, seed++, -100, 100);
+}
+
+TEMPLATE_TEST_CASE("GPU matches the interpreter on exp, log, sqrt and casts", "[gpu]", float, ts::half, ts::bfloat16) {
+  if (!have_gpu()) return;
+  auto k = math_kernel<TestType>();
+  std::uint32_t seed = 100;
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, (std::size_t{1} << 20) + 3})
+    check_both<TestType>(k, n, 1024, 4, seed++, -8, 8);
+}
