@@ -1,0 +1,21 @@
+# Installs the build tree into a scratch prefix, builds examples/consumer against it with
+# find_package(tessera), and runs the consumer on the interpreter.
+set(prefix ${BUILD_DIR}/install-test)
+file(REMOVE_RECURSE ${prefix} ${BUILD_DIR}/consumer-build)
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} RESULT_VARIABLE rc OUTPUT_QUIET)
+if(rc)
+  message(FATAL_ERROR "cmake --install failed")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/consumer -B ${BUILD_DIR}/consumer-build -G Ninja
+                        -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "configuring the consumer project with find_package(tessera) failed")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${BUILD_DIR}/consumer-build RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "building the consumer project failed")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env TESSERA_INTERPRET=1 ${BUILD_DIR}/consumer-build/consumer RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "the consumer program failed")
+endif()
