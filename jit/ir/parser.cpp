@@ -39,7 +39,7 @@ class Parser {
  private:
   void kernel_arg(Module& m) {
     Block& entry = m.entry();
-    std::size_t at = r_.offset();
+    std::size_t at = here();
     std::string name = r_.value_name();
     r_.expect_char(':');
     Type t = type();
@@ -54,7 +54,7 @@ class Parser {
     ArgFacts f;
     r_.expect_char('{');
     do {
-      std::size_t at = r_.offset();
+      std::size_t at = here();
       std::string key = r_.identifier("an argument fact");
       if (key == "divisibility") {
         r_.expect_char('=');
@@ -79,16 +79,16 @@ class Parser {
   }
 
   void op(Builder& builder) {
-    std::size_t start = r_.offset();
+    std::size_t start = here();
     std::vector<std::pair<std::string, std::size_t>> result_names;
     if (r_.peek() == '%') {
       do {
-        std::size_t at = r_.offset();
+        std::size_t at = here();
         result_names.emplace_back(r_.value_name(), at);
       } while (r_.try_char(','));
       r_.expect_char('=');
     }
-    std::size_t name_at = r_.offset();
+    std::size_t name_at = here();
     std::string name = r_.identifier("an op name");
     const OpInfo* info = op_info_by_name(name);
     if (!info) r_.fail_at(name_at, fmt::format("unknown op '{}'", name));
@@ -131,7 +131,7 @@ class Parser {
       r_.expect_char('(');
       if (!r_.try_char(')')) {
         do {
-          std::size_t at = r_.offset();
+          std::size_t at = here();
           std::string name = r_.value_name();
           r_.expect_char(':');
           define(name, b.add_arg(type()), at);
@@ -160,7 +160,7 @@ class Parser {
     std::map<std::string, Attr> attrs;
     r_.expect_char('{');
     do {
-      std::size_t at = r_.offset();
+      std::size_t at = here();
       std::string key = r_.identifier("an attribute name");
       r_.expect_char('=');
       if (!attrs.emplace(key, attr_value()).second) r_.fail_at(at, fmt::format("duplicate attribute '{}'", key));
@@ -211,7 +211,7 @@ class Parser {
   }
 
   Type element_type() {
-    std::size_t at = r_.offset();
+    std::size_t at = here();
     std::string name = r_.identifier("a type");
     if (name == "ptr") {
       r_.expect_char('<');
@@ -263,7 +263,7 @@ class Parser {
   }
 
   Value* use() {
-    std::size_t at = r_.offset();
+    std::size_t at = here();
     std::string name = r_.value_name();
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
       auto found = it->find(name);
@@ -276,6 +276,12 @@ class Parser {
     for (const auto& scope : scopes_)
       if (scope.count(name)) r_.fail_at(at, fmt::format("redefinition of value %{}", name));
     scopes_.back()[name] = v;
+  }
+
+  // The position of the next token (for messages that point at it).
+  std::size_t here() {
+    r_.skip_space();
+    return r_.offset();
   }
 
   TextReader r_;

@@ -80,12 +80,13 @@ class Canonicalizer {
   bool binary_identity(Op& op) {
     Value *x = op.operands[0], *y = op.operands[1];
     if (!is_int(x->type.dtype)) return false;
+    const std::int64_t all_ones = normalize_int(x->type.dtype, -1);  // i1: 1, u8: 255, signed: -1
     bool commutes = op.kind == OpKind::Add || op.kind == OpKind::Mul || op.kind == OpKind::Or ||
                     op.kind == OpKind::Xor || op.kind == OpKind::And;
     for (int side = 0; side < (commutes ? 2 : 1); ++side) {
       Value *v = side ? y : x, *c = side ? x : y;
       switch (op.kind) {
-        case OpKind::Add: case OpKind::Sub: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr:
+        case OpKind::Add: case OpKind::Sub: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr:
           if (is_int_constant(c, 0)) return replace_with_value(op, v);
           break;
         case OpKind::Mul:
@@ -94,6 +95,11 @@ class Canonicalizer {
           break;
         case OpKind::And:
           if (is_int_constant(c, 0)) return replace_with_value(op, c);
+          if (is_int_constant(c, all_ones)) return replace_with_value(op, v);
+          break;
+        case OpKind::Or:
+          if (is_int_constant(c, 0)) return replace_with_value(op, v);
+          if (is_int_constant(c, all_ones)) return replace_with_value(op, c);
           break;
         default: break;
       }
@@ -147,6 +153,7 @@ class Canonicalizer {
     Block& taken = *op.regions[std::get<std::int64_t>(*c) != 0 ? 0 : 1]->block;
     std::vector<Value*> results = taken.terminator()->operands;
     for (std::size_t i = 0; i + 1 < taken.ops.size(); ++i) insert_before(op, std::move(taken.ops[i]));
+    taken.ops.erase(taken.ops.begin(), taken.ops.end() - 1);  // the moved-from slots; keep the yield
     replace_op(m_, op, results);
     return true;
   }

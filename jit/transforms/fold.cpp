@@ -115,8 +115,8 @@ std::optional<Attr> fold_unary(OpKind k, DType d, const Attr& a) {
     }
   }
   if (auto* f = std::get_if<double>(&a); f && ir::is_float(d)) {
-    if (k == OpKind::Neg) return -*f;
-    if (k == OpKind::Abs) return std::fabs(*f);
+    if (k == OpKind::Neg) return -round_to_dtype(d, *f);
+    if (k == OpKind::Abs) return std::fabs(round_to_dtype(d, *f));
   }
   return std::nullopt;
 }
@@ -129,7 +129,7 @@ std::optional<Attr> fold_binary(OpKind k, DType d, const Attr& a, const Attr& b)
   }
   auto *fa = std::get_if<double>(&a), *fb = std::get_if<double>(&b);
   if (fa && fb && ir::is_float(d)) {
-    if (auto r = float_binary(k, d, *fa, *fb)) return *r;
+    if (auto r = float_binary(k, d, round_to_dtype(d, *fa), round_to_dtype(d, *fb))) return *r;
   }
   return std::nullopt;
 }
@@ -138,7 +138,7 @@ std::optional<Attr> fold_compare(OpKind k, DType d, const Attr& a, const Attr& b
   auto *ia = std::get_if<std::int64_t>(&a), *ib = std::get_if<std::int64_t>(&b);
   if (ia && ib && ir::is_int(d)) return std::int64_t{compare(k, *ia, *ib)};  // normalized: see header
   auto *fa = std::get_if<double>(&a), *fb = std::get_if<double>(&b);
-  if (fa && fb && ir::is_float(d)) return std::int64_t{compare(k, *fa, *fb)};
+  if (fa && fb && ir::is_float(d)) return std::int64_t{compare(k, round_to_dtype(d, *fa), round_to_dtype(d, *fb))};
   return std::nullopt;
 }
 
@@ -152,9 +152,10 @@ std::optional<Attr> fold_cast(DType from, DType to, const Attr& a) {
     return round_to_dtype(to, static_cast<double>(*i));
   }
   if (auto* f = std::get_if<double>(&a); f && ir::is_float(from)) {
-    if (ir::is_float(to)) return round_to_dtype(to, *f);
+    double v = round_to_dtype(from, *f);
+    if (ir::is_float(to)) return round_to_dtype(to, v);
     if (to == DType::I1) return std::nullopt;  // ops.def leaves float -> i1 open
-    return float_to_int(to, *f);
+    return float_to_int(to, v);
   }
   return std::nullopt;
 }

@@ -2,7 +2,8 @@
 //
 // A constant of an integer type is an int64 held normalized: signed types sign-extended from their
 // width, unsigned ones (u8, u32, i1) zero-extended, so i1 is 0 or 1. A float constant is a double
-// holding a value exactly representable in its element type. Every fold returns such a value, or
+// that denotes its value rounded to the element type (a `0.1 : f32` constant is 0.1f): operands
+// are rounded so first, and every fold returns a value exact in its type, or
 // nullopt when folding would not match the device bit for bit (exp/log/sqrt, whose device results
 // are not correctly rounded; min/max of +0 and -0; int64 to float beyond 2^53; float to i1).
 #pragma once
