@@ -38,7 +38,7 @@ void dump(const char* stage, const std::string& name, const std::string& text) {
 std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, const MetaValues& meta,
                                                const std::vector<ir::ArgFacts>& facts, int num_warps) {
   const EnvOptions& env = env_options();
-  auto m = dsl::trace_kernel(def, meta, facts, num_warps);
+  auto m = trace_kernel(def, meta, facts, num_warps);
   ir::verify(*m);
   if (env.dump_ir) dump("traced IR", def.name, ir::print(*m));
   transforms::run_pass_pipeline(*m, transforms::default_pipeline());
