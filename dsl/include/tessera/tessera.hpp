@@ -1,6 +1,7 @@
 // The public API of tessera: include this one header.
 #pragma once
 #include "tessera/args.hpp"
+#include "tessera/buffer.hpp"
 #include "tessera/control.hpp"
 #include "tessera/dtype.hpp"
 #include "tessera/element.hpp"
@@ -10,4 +11,5 @@
 #include "tessera/kernel.hpp"
 #include "tessera/launch.hpp"
 #include "tessera/ops.hpp"
+#include "tessera/runtime.hpp"
 #include "tessera/tile.hpp"
