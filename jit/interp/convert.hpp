@@ -20,7 +20,7 @@ template <class I>
 double int_to_double_sticky(I v) {
   const bool neg = std::is_signed_v<I> && v < 0;
   std::uint64_t mag = neg ? std::uint64_t(0) - std::uint64_t(v) : std::uint64_t(v);
-  const int width = std::bit_width(mag);
+  const int width = static_cast<int>(std::bit_width(mag));
   if (width > 53) {
     const int drop = width - 53;
     const bool sticky = (mag & ((std::uint64_t{1} << drop) - 1)) != 0;

@@ -96,7 +96,7 @@ void MemoryMap::check_lane(const ir::Op& op, const Tile& ptrs, std::int64_t lane
     if (b.base > addr && (!above || b.base < above->base)) above = &b;
   }
   const Buffer* near = below ? below : above;
-  const std::string distance = below ? fmt::format("{} bytes past its end", addr - (below->base + below->bytes))
+  const std::string distance = below ? fmt::format("at byte offset {} from its start", addr - below->base)
                                      : fmt::format("{} bytes before its start", above->base - addr);
   throw MemoryAccessError(fmt::format("out-of-bounds {} at {}: {} at address {:#x}, outside the buffer of {} "
                                       "({} bytes), {}", what, where, describe_lane(ptrs, lane), addr,

@@ -40,7 +40,7 @@ int axis_attr(const ir::Op& op) {
 Tile arange(const ir::Op& op) {
   Tile out(op.result()->type);
   const std::int64_t start = op.int_attr("start"), end = op.int_attr("end");
-  if (end - start != out.numel() || !ir::is_int(out.dtype()))
+  if (out.shape().size() != 1 || end - start != out.numel() || !ir::is_int(out.dtype()))
     internal_error(op, fmt::format("arange {}..{} gives {}", start, end, ir::to_string(op.result()->type)));
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

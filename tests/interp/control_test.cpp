@@ -111,7 +111,7 @@ TEST_CASE("if with a result, per program, over a 2-D grid", "[interp][if]") {
       }
 }
 
-TEST_CASE("select picks per lane; broadcast of a scalar condition is not needed", "[interp][select]") {
+TEST_CASE("select picks per lane", "[interp][select]") {
   KernelBuilder k("select");
   Value* a = k.arg(Type::pointer(DType::I32), "a");
   Value* out = k.arg(Type::pointer(DType::I32), "out");

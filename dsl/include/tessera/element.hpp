@@ -54,7 +54,7 @@ template <> struct ElementTraits<double> : detail::ElementInfo<DType::F64, Eleme
 
 // A scalar element type (not a pointer).
 template <class T>
-concept Element = ElementTraits<T>::valid;
+concept Element = ElementTraits<T>::valid && ElementTraits<T>::kind != ElementKind::Pointer;
 
 template <Element T>
 struct ElementTraits<Pointer<T>> {

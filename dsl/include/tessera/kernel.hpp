@@ -75,22 +75,24 @@ class Kernel {
     return *this;
   }
 
+  // The ArgValues of a call with these C++ arguments, checked against the parameters at compile time.
+  template <class... Args>
+  static std::array<ArgValue, sizeof...(Params)> arg_values(Args&&... args) {
+    static_assert(sizeof...(Args) == sizeof...(Params), "tessera: kernel launched with the wrong number of arguments");
+    return convert(std::index_sequence_for<Params...>{}, args...);
+  }
+
   // A launch with these options; call the result with the kernel's arguments.
   class Launch {
    public:
     Launch(detail::KernelDef& def, LaunchOptions opts) : def_(def), opts_(std::move(opts)) {}
     template <class... Args>
     void operator()(Args&&... args) const {
-      static_assert(sizeof...(Args) == sizeof...(Params), "tessera: kernel launched with the wrong number of arguments");
-      const std::array<ArgValue, sizeof...(Params)> values = convert(std::index_sequence_for<Params...>{}, args...);
+      const auto values = arg_values(std::forward<Args>(args)...);
       detail::launch(def_, opts_, std::span<const ArgValue>(values.data(), values.size()));
     }
 
    private:
-    template <std::size_t... I, class... Args>
-    static std::array<ArgValue, sizeof...(Params)> convert(std::index_sequence<I...>, Args&... args) {
-      return {detail::to_arg_value<I, Params>(args)...};
-    }
     detail::KernelDef& def_;
     LaunchOptions opts_;
   };
@@ -102,6 +104,10 @@ class Kernel {
   }
 
  private:
+  template <std::size_t... I, class... Args>
+  static std::array<ArgValue, sizeof...(Params)> convert(std::index_sequence<I...>, Args&... args) {
+    return {detail::to_arg_value<I, Params>(args)...};
+  }
   std::shared_ptr<detail::KernelDef> def_;
 };
 

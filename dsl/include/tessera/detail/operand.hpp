@@ -47,18 +47,25 @@ using elem_t = typename OperandTraits<std::remove_cvref_t<X>>::elem;
 template <class X>
 concept Operand = requires { typename elem_t<X>; };
 
-// The element type an operation on numeric operands X and Y computes in.
+// The element type an operation on numeric operands X and Y computes in; no `type` (a soft
+// substitution failure) when either is not numeric.
 template <class X, class Y>
-struct CommonElement {
-  using type = promote_t<elem_t<X>, elem_t<Y>>;
+struct CommonElement {};
+template <Element T, Element U>
+struct CommonElement<Tile<T>, Tile<U>> {
+  using type = promote_t<T, U>;
 };
-template <class T, CppScalar S>
+template <Element T, CppScalar S>
 struct CommonElement<Tile<T>, S> {
   using type = promote_weak_t<T, S>;
 };
-template <CppScalar S, class T>
+template <CppScalar S, Element T>
 struct CommonElement<S, Tile<T>> {
   using type = promote_weak_t<T, S>;
+};
+template <CppScalar S, CppScalar R>
+struct CommonElement<S, R> {
+  using type = promote_t<scalar_element_t<S>, scalar_element_t<R>>;
 };
 template <class X, class Y>
 using common_t = typename CommonElement<std::remove_cvref_t<X>, std::remove_cvref_t<Y>>::type;

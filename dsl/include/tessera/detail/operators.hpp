@@ -10,6 +10,11 @@
 
 namespace tessera::detail {
 
+// Tile<bool>, spelled so that it depends on T: a mask-returning operator of TileOperators<bool>
+// would otherwise name Tile<bool> while that class is still being defined.
+template <class T>
+using MaskTile = Tile<std::conditional_t<std::is_void_v<T>, T, bool>>;
+
 template <class T>
 struct TileOperators {
   // Arithmetic on numbers, in the promoted type.
@@ -88,17 +93,17 @@ struct TileOperators {
 #define TESSERA_COMPARE_OPERATOR(sym, KIND)                                                           \
   template <class U>                                                                                \
     requires NumericOperands<Tile<T>, Tile<U>>                                                      \
-  friend Tile<bool> operator sym(At<T> a, const Tile<U>& b) {                                       \
+  friend MaskTile<T> operator sym(At<T> a, const Tile<U>& b) {                                       \
     return binary<bool, common_t<Tile<T>, Tile<U>>>(BinOp::KIND, a.tile, b, a.loc);                 \
   }                                                                                                 \
   template <CppScalar S>                                                                            \
     requires NumericOperands<Tile<T>, S>                                                            \
-  friend Tile<bool> operator sym(At<T> a, S b) {                                                    \
+  friend MaskTile<T> operator sym(At<T> a, S b) {                                                    \
     return binary<bool, common_t<Tile<T>, S>>(BinOp::KIND, a.tile, b, a.loc);                       \
   }                                                                                                 \
   template <CppScalar S>                                                                            \
     requires NumericOperands<S, Tile<T>>                                                            \
-  friend Tile<bool> operator sym(S a, At<T> b) {                                                    \
+  friend MaskTile<T> operator sym(S a, At<T> b) {                                                    \
     return binary<bool, common_t<S, Tile<T>>>(BinOp::KIND, a, b.tile, b.loc);                       \
   }
   TESSERA_COMPARE_OPERATOR(==, Eq)
@@ -112,18 +117,18 @@ struct TileOperators {
   // Logic on masks. Both sides are always evaluated (they are tiles, not C++ conditions).
   template <class U>
     requires MaskOperands<Tile<T>, Tile<U>>
-  friend Tile<bool> operator&&(At<T> a, const Tile<U>& b) {
+  friend MaskTile<T> operator&&(At<T> a, const Tile<U>& b) {
     return binary<bool, bool>(BinOp::And, a.tile, b, a.loc);
   }
   template <class U>
     requires MaskOperands<Tile<T>, Tile<U>>
-  friend Tile<bool> operator||(At<T> a, const Tile<U>& b) {
+  friend MaskTile<T> operator||(At<T> a, const Tile<U>& b) {
     return binary<bool, bool>(BinOp::Or, a.tile, b, a.loc);
   }
-  friend Tile<bool> operator!(At<T> a)
+  friend MaskTile<T> operator!(At<T> a)
     requires std::same_as<T, bool>
   {
-    return Tile<bool>(emit_unary(UnOp::Not, a.tile.ir_value(a.loc), a.loc), a.loc);
+    return MaskTile<T>(emit_unary(UnOp::Not, a.tile.ir_value(a.loc), a.loc), a.loc);
   }
   friend Tile<T> operator~(At<T> a)
     requires IntegerOrBool<T>
