@@ -93,7 +93,11 @@ std::vector<llvm::Value*> to_registers(llvm::IRBuilder<>& b, const AccessShape& 
   std::vector<llvm::Value*> regs;
   for (unsigned i = 0; i < s.words; ++i) {
     llvm::Value* w = s.words == 1 ? packed : b.CreateExtractElement(packed, b.getInt32(i));
-    if (s.word_bytes == 1) w = b.CreateZExt(w, b.getInt16Ty());
+    // Only the low byte is stored; a poison high byte spares the zero-extension.
+    if (s.word_bytes == 1)
+      w = b.CreateBitCast(b.CreateInsertElement(llvm::PoisonValue::get(llvm::FixedVectorType::get(b.getInt8Ty(), 2)),
+                                                w, b.getInt32(0)),
+                          b.getInt16Ty());
     regs.push_back(w);
   }
   return regs;

@@ -1,7 +1,10 @@
 #include "jit/lower/codegen.hpp"
 
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/raw_ostream.h>
+
+#include <mutex>
 
 #include "jit/lower/lowering.hpp"
 #include "jit/lower/target.hpp"
@@ -15,7 +18,22 @@ int target_warp_size(const std::string& target_name) {
   throw Error("unknown target '" + target_name + "' (known: sm_80, sm_90a, gfx90a, gfx942)");
 }
 
+namespace {
+// LLVM reports what it cannot compile (an intrinsic with no lowering, say) through a fatal-error
+// handler that would end the process. A JIT inside a training binary must never do that: turn it
+// into an exception that names the problem.
+[[noreturn]] void throw_llvm_error(void*, const char* reason, bool) {
+  throw InternalError(std::string("LLVM could not compile the kernel: ") + reason);
+}
+
+void install_llvm_error_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] { llvm::install_fatal_error_handler(throw_llvm_error, nullptr); });
+}
+}  // namespace
+
 DeviceBinary compile_to_device(const ir::Module& m, const std::string& target_name, bool keep_llvm_ir) {
+  install_llvm_error_handler();
   auto target = make_target(target_name);
   llvm::LLVMContext ctx;
   KernelLowering lowering(m, *target, ctx);

@@ -224,7 +224,9 @@ int KernelLowering::vector_width(const Op& op, const ir::Value* mask) {
 
 void KernelLowering::lower_load(const Op& op) {
   const ir::Value* res = op.result();
-  llvm::Type* elem = scalar_type(res->type.element());
+  // Memory holds a bool as one byte: access i8 and convert, so that vectors of bools are bytes.
+  const bool is_bool = res->type.dtype == DType::I1;
+  llvm::Type* elem = is_bool ? b_.getInt8Ty() : scalar_type(res->type.element());
   const Elems& ptrs = get(op.operands[0]);
   const ir::Value* mask_v = op.operands.size() > 1 ? op.operands[1] : nullptr;
   const Elems* mask = mask_v ? &get(mask_v) : nullptr;
@@ -232,6 +234,7 @@ void KernelLowering::lower_load(const Op& op) {
   const int w = vector_width(op, mask_v);
   const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(res->type.dtype));
   llvm::Type* vty = w == 1 ? elem : llvm::FixedVectorType::get(elem, w);
+  auto to_memory = [&](llvm::Value* v) { return is_bool ? b_.CreateZExt(v, elem) : v; };
   Elems out(ptrs.size());
   for (std::size_t g = 0; g < ptrs.size(); g += w) {
     llvm::Value* loaded;
@@ -240,12 +243,16 @@ void KernelLowering::lower_load(const Op& op) {
     } else {
       llvm::Value* fallback = llvm::Constant::getNullValue(vty);
       if (other) {
-        fallback = w == 1 ? (*other)[g] : llvm::PoisonValue::get(vty);
-        for (int i = 0; w > 1 && i < w; ++i) fallback = b_.CreateInsertElement(fallback, (*other)[g + i], b_.getInt32(i));
+        fallback = w == 1 ? to_memory((*other)[g]) : llvm::PoisonValue::get(vty);
+        for (int i = 0; w > 1 && i < w; ++i)
+          fallback = b_.CreateInsertElement(fallback, to_memory((*other)[g + i]), b_.getInt32(i));
       }
       loaded = target_.predicated_load(b_, vty, ptrs[g], (*mask)[g], fallback, align);
     }
-    for (int i = 0; i < w; ++i) out[g + i] = w == 1 ? loaded : b_.CreateExtractElement(loaded, b_.getInt32(i));
+    for (int i = 0; i < w; ++i) {
+      llvm::Value* v = w == 1 ? loaded : b_.CreateExtractElement(loaded, b_.getInt32(i));
+      out[g + i] = is_bool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
+    }
   }
   set(res, std::move(out));
 }
@@ -257,11 +264,13 @@ void KernelLowering::lower_store(const Op& op) {
   const Elems* mask = mask_v ? &get(mask_v) : nullptr;
   const int w = vector_width(op, mask_v);
   const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(op.operands[1]->type.dtype));
+  const bool is_bool = op.operands[1]->type.dtype == DType::I1;
+  auto to_memory = [&](llvm::Value* v) { return is_bool ? b_.CreateZExt(v, b_.getInt8Ty()) : v; };
   for (std::size_t g = 0; g < ptrs.size(); g += w) {
-    llvm::Value* v = vals[g];
+    llvm::Value* v = to_memory(vals[g]);
     if (w > 1) {
-      v = llvm::PoisonValue::get(llvm::FixedVectorType::get(vals[g]->getType(), w));
-      for (int i = 0; i < w; ++i) v = b_.CreateInsertElement(v, vals[g + i], b_.getInt32(i));
+      v = llvm::PoisonValue::get(llvm::FixedVectorType::get(v->getType(), w));
+      for (int i = 0; i < w; ++i) v = b_.CreateInsertElement(v, to_memory(vals[g + i]), b_.getInt32(i));
     }
     if (mask)
       target_.predicated_store(b_, v, ptrs[g], (*mask)[g], align);

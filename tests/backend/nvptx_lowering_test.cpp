@@ -1,0 +1,54 @@
+// End to end on NVPTX: a masked tile kernel, lowered by jit/lower, keeps its predicated vector
+// accesses and fast exp all the way to PTX, the form a memory-bound Triton kernel has.
+#include <catch2/catch.hpp>
+
+#include "jit/ir/parser.hpp"
+#include "jit/lower/codegen.hpp"
+#include "jit/transforms/assign_layouts.hpp"
+#include "jit/transforms/passes.hpp"
+#include "nvptx_test_util.hpp"
+
+namespace {
+
+// out[i] = exp(x[i]) for i < n, in blocks of 1024; n divisible by 16, as Triton specializes it,
+// so the mask is constant over 4 consecutive elements and the accesses are v4.
+constexpr const char* masked_exp = R"(
+kernel @masked_exp(%x: ptr<f32> {divisibility = 16}, %out: ptr<f32> {divisibility = 16}, %n: i32 {divisibility = 16}) num_warps = 4 {
+  %0 = program_id {axis = 0} : i32
+  %1 = constant {value = 1024} : i32
+  %2 = mul %0, %1 : i32
+  %3 = arange {end = 1024, start = 0} : <1024xi32>
+  %4 = splat %2 : <1024xi32>
+  %5 = add %4, %3 : <1024xi32>
+  %6 = splat %n : <1024xi32>
+  %7 = cmp_lt %5, %6 : <1024xi1>
+  %8 = splat %x : <1024xptr<f32>>
+  %9 = addptr %8, %5 : <1024xptr<f32>>
+  %10 = constant {value = 0.0} : f32
+  %11 = splat %10 : <1024xf32>
+  %12 = load %9, %7, %11 : <1024xf32>
+  %13 = exp %12 : <1024xf32>
+  %14 = splat %out : <1024xptr<f32>>
+  %15 = addptr %14, %5 : <1024xptr<f32>>
+  store %15, %13, %7
+  return
+}
+)";
+
+}  // namespace
+
+TEST_CASE("a masked f32 kernel lowers to predicated v4 accesses and ex2.approx", "[backend][nvptx]") {
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    INFO("arch " << arch);
+    auto m = tessera::ir::parse_module(masked_exp, "masked_exp.tir");
+    tessera::transforms::run_pass_pipeline(*m, tessera::transforms::default_pipeline());
+    tessera::transforms::assign_layouts(*m, tessera::lower::target_warp_size(arch));
+    const std::string ptx = tessera::lower::compile_to_device(*m, arch, false).assembly;
+    INFO(ptx);
+    CHECK(tessera::test::contains(ptx, R"(@%p\d+ ld\.global\.v4\.b32 )"));
+    CHECK(tessera::test::contains(ptx, R"(@%p\d+ st\.global\.v4\.b32 )"));
+    CHECK(tessera::test::contains(ptx, R"(ex2\.approx\.f32\s)"));
+    CHECK_FALSE(tessera::test::contains(ptx, R"(\bbra\b)"));
+    tessera::test::check_ptxas_accepts(ptx, arch);
+  }
+}
