@@ -1,5 +1,5 @@
-// The demo: vector add, written as in Triton's tutorial. Runs on the GPU when one is present,
-// else on the interpreter, says which, and checks its own result.
+// The demo: vector add, written as in Triton's tutorial (the kernel is in kernels.hpp). Runs on the
+// GPU when one is present, else on the interpreter, says which, and checks its own result.
 #include <tessera/tessera.hpp>
 
 #include <cmath>
@@ -7,17 +7,15 @@
 #include <random>
 #include <vector>
 
+#include "kernels.hpp"
+
 namespace ts = tessera;
+namespace ex = tessera_examples;
 
 int main(int argc, char** argv) {
   const std::int32_t n = argc > 1 ? std::atoi(argv[1]) : 98432;
 
-  auto add = ts::kernel("add", [](ts::Ptr<float> x, ts::Ptr<float> y, ts::Ptr<float> out, ts::Int n) {
-    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));  // a plain C++ int while tracing
-    auto offs = ts::program_id(0) * BLOCK + ts::arange(0, BLOCK);
-    auto mask = offs < n;
-    ts::store(out + offs, ts::load(x + offs, mask) + ts::load(y + offs, mask), mask);
-  });
+  auto add = ex::make_vector_add();
 
   std::mt19937 rng(42);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
@@ -30,12 +28,14 @@ int main(int argc, char** argv) {
     std::printf("tessera vector add, n = %d, running on: %s\n", n, where.description.c_str());
     auto x = ts::Buffer<float>::from_host(hx), y = ts::Buffer<float>::from_host(hy);
     ts::Buffer<float> out(n);
-    add[{.grid = {ts::cdiv(n, 1024)}, .meta = {{"BLOCK", 1024}}, .num_warps = 4}](x, y, out, n);
+    add[ex::vector_add_options(n)](x, y, out, n);
     ts::synchronize();
     auto result = out.to_host();
+    std::vector<float> ref(n);
+    ex::vector_add_reference(hx, hy, ref);
     for (std::int32_t i = 0; i < n; ++i) {
-      if (result[i] != hx[i] + hy[i]) {
-        std::printf("FAILED at %d: %g != %g\n", i, result[i], hx[i] + hy[i]);
+      if (result[i] != ref[i]) {
+        std::printf("FAILED at %d: %g != %g\n", i, result[i], ref[i]);
         return 1;
       }
     }

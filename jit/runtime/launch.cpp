@@ -8,6 +8,8 @@
 #include <cstring>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
+#include <vector>
 #include <unordered_map>
 
 #include "backends/cuda/cuda_driver.hpp"
@@ -48,6 +50,10 @@ struct KernelState {
   std::shared_mutex mutex;
   std::mutex compile_mutex;  // one compile at a time per kernel: concurrent callers wait, then hit
   std::unordered_map<std::vector<std::int64_t>, std::unique_ptr<Compiled>, KeyHash> cache;
+  // Entries displaced from `cache` (a key collision with different meta names). Another thread
+  // may still be running one, having looked it up before the swap, so they live as long as the
+  // kernel does.
+  std::vector<std::unique_ptr<Compiled>> retired;
 };
 
 KernelState& state_of(detail::KernelDef& def) {
@@ -85,7 +91,12 @@ void build_key(std::vector<std::int64_t>& key, Executor ex, const LaunchOptions&
   key.push_back(static_cast<std::int64_t>(ex));
   key.push_back(opts.num_warps);
   for (const auto& f : facts) key.push_back(f.divisibility * 2 + (f.equal_to_one ? 1 : 0));
-  for (const auto& [name, value] : opts.meta) key.push_back(value);
+  // The names go into the key too: otherwise {A=64, B=64} and {B=64, A=64}, or {BLOCK=64} and
+  // {SIZE=64}, share a key and evict each other on every alternate launch (a compile each time).
+  for (const auto& [name, value] : opts.meta) {
+    key.push_back(static_cast<std::int64_t>(std::hash<std::string>{}(name)));
+    key.push_back(value);
+  }
 }
 
 std::unique_ptr<Compiled> compile(detail::KernelDef& def, Executor ex, const LaunchOptions& opts,
@@ -146,8 +157,12 @@ struct ParamBuffer {
 
 std::array<std::int64_t, 3> grid_limits(Executor ex) {
   if (ex == Executor::Cuda) {
-    auto g = cuda::CudaDriver::require().max_grid_dims();
-    return {g[0], g[1], g[2]};
+    // Asked once: three driver calls per launch would be a third of a launch's cost.
+    static const std::array<std::int64_t, 3> limits = [] {
+      auto g = cuda::CudaDriver::require().max_grid_dims();
+      return std::array<std::int64_t, 3>{g[0], g[1], g[2]};
+    }();
+    return limits;
   }
   return {2147483647, 65535, 65535};
 }
@@ -176,6 +191,18 @@ void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue>
   using namespace runtime;
   validate_arguments(def, args);
   validate_num_warps(def, opts.num_warps);
+  // validate_arguments lets an integer feed a float parameter (the type-erased path); the
+  // interpreter binds strictly by kind, so convert here, as C++ would, once for everything below.
+  thread_local std::vector<ArgValue> converted;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != ArgValue::Kind::Int || !ir::is_float(def.args[i].dtype)) continue;
+    converted.assign(args.begin(), args.end());
+    for (std::size_t j = i; j < converted.size(); ++j)
+      if (converted[j].kind == ArgValue::Kind::Int && ir::is_float(def.args[j].dtype))
+        converted[j] = ArgValue::floating(static_cast<double>(converted[j].i), def.args[j].dtype);
+    args = std::span<const ArgValue>(converted.data(), converted.size());
+    break;
+  }
   const Executor ex = resolve_executor(opts.executor);
   const auto grid = resolve_grid(def, opts, grid_limits(ex));
   KernelState& state = state_of(def);
@@ -201,7 +228,9 @@ void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue>
       auto fresh = compile(def, ex, opts, facts);
       std::unique_lock wlock(state.mutex);
       auto& slot = state.cache[key];
-      slot = std::move(fresh);  // a different meta name order under equal values replaces the entry
+      // A (hash-colliding) entry with other meta names is replaced but kept alive: see `retired`.
+      if (slot) state.retired.push_back(std::move(slot));
+      slot = std::move(fresh);
       c = slot.get();
     }
   }

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <utility>
+
 #include "jit/ir/types.hpp"
 
 namespace tessera::runtime {
@@ -10,8 +13,30 @@ std::string spec_name(const detail::ArgSpec& s) {
   if (s.dtype == DType::Ptr) return fmt::format("ptr<{}>", ir::dtype_name(s.pointee));
   return std::string(ir::dtype_name(s.dtype));
 }
-const char* kind_name(ArgValue::Kind k) {
-  return k == ArgValue::Kind::Pointer ? "a pointer" : k == ArgValue::Kind::Int ? "an integer" : "a floating-point value";
+// What the launch passed, with its value: a wrong-kind error is easier to trace back to the call
+// site when it shows the number (or address) that arrived.
+std::string describe_value(const ArgValue& a) {
+  switch (a.kind) {
+    case ArgValue::Kind::Pointer: return fmt::format("a pointer ({})", a.p);
+    case ArgValue::Kind::Int: return fmt::format("an integer ({})", a.i);
+    case ArgValue::Kind::Float: return fmt::format("a floating-point value ({})", a.f);
+  }
+  return "an unknown kind of value";
+}
+
+// The range of an integer parameter type. The typed launch path checks this at conversion
+// (std::in_range); the type-erased path must check it here, else the value would be silently
+// truncated to the parameter's width by the interpreter and the driver parameter buffer.
+std::pair<std::int64_t, std::int64_t> int_range(DType d) {
+  switch (d) {
+    case DType::I1: return {0, 1};
+    case DType::I8: return {INT8_MIN, INT8_MAX};
+    case DType::I16: return {INT16_MIN, INT16_MAX};
+    case DType::I32: return {INT32_MIN, INT32_MAX};
+    case DType::U8: return {0, UINT8_MAX};
+    case DType::U32: return {0, UINT32_MAX};
+    default: return {INT64_MIN, INT64_MAX};
+  }
 }
 }  // namespace
 
@@ -28,7 +53,13 @@ void validate_arguments(const detail::KernelDef& def, std::span<const ArgValue> 
     bool ok = a.kind == want || (want == ArgValue::Kind::Float && a.kind == ArgValue::Kind::Int);
     if (!ok)
       throw LaunchError(fmt::format("argument {} of kernel '{}' is {}, but the launch passed {}", i, def.name,
-                                    spec_name(spec), kind_name(a.kind)));
+                                    spec_name(spec), describe_value(a)));
+    if (want == ArgValue::Kind::Int) {
+      const auto [lo, hi] = int_range(spec.dtype);
+      if (a.i < lo || a.i > hi)
+        throw LaunchError(fmt::format("argument {} of kernel '{}' is {}, but the launch passed {}, which does not fit "
+                                      "in it", i, def.name, spec_name(spec), a.i));
+    }
     if (want != ArgValue::Kind::Pointer) continue;
     // DType::Ptr marks an untyped pointer (void*): the caller vouches for its element type.
     if (a.dtype != DType::Ptr && a.dtype != spec.pointee)
