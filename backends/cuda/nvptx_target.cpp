@@ -29,22 +29,6 @@ void initialize_nvptx_once() {
 
 constexpr const char* nvptx_triple = "nvptx64-nvidia-cuda";
 
-// exp and log in f32 the way Triton emits tl.exp / tl.log: one MUFU instruction each.
-//   exp(x) = ex2.approx.f32(x * log2(e))     log(x) = lg2.approx.f32(x) * ln(2)
-// (about 2 ulp, like CUDA's __expf/__logf). LLVM's own llvm.exp / llvm.log have no NVPTX
-// lowering: without libdevice they fail instruction selection ("no libcall available for fexp").
-llvm::Value* fast_exp_log_f32(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x) {
-  llvm::Module* m = b.GetInsertBlock()->getModule();
-  if (fn == "exp") {
-    llvm::Value* scaled = b.CreateFMul(x, llvm::ConstantFP::get(b.getFloatTy(), 1.4426950408889634));  // log2(e)
-    // Overloaded on the float type in LLVM 22 (llvm.nvvm.ex2.approx.f32); it selects ex2.approx.f32.
-    llvm::Function* ex2 = llvm::Intrinsic::getOrInsertDeclaration(m, llvm::Intrinsic::nvvm_ex2_approx, {b.getFloatTy()});
-    return b.CreateCall(ex2, {scaled});
-  }
-  llvm::Function* lg2 = llvm::Intrinsic::getOrInsertDeclaration(m, llvm::Intrinsic::nvvm_lg2_approx_f);
-  return b.CreateFMul(b.CreateCall(lg2, {x}), llvm::ConstantFP::get(b.getFloatTy(), 0.6931471805599453));  // ln(2)
-}
-
 // A call to a non-overloaded intrinsic, declared in the builder's module on first use.
 llvm::Value* call_intrinsic(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args = {}) {
   llvm::Function* decl = llvm::Intrinsic::getOrInsertDeclaration(b.GetInsertBlock()->getModule(), id);
@@ -77,6 +61,9 @@ llvm::Value* nvptx_predicated_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm:
                                    llvm::Value* other, unsigned align);
 bool nvptx_predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred,
                             unsigned align);
+// Math (nvptx_math_target.cpp) and libdevice (libdevice_target.cpp).
+llvm::Value* nvptx_math(llvm::IRBuilder<>& b, const std::string& fn, llvm::ArrayRef<llvm::Value*> args);
+void link_libdevice(llvm::Module& m);
 
 namespace {
 
@@ -118,19 +105,14 @@ class NvptxTarget final : public lower::Target {
     f->addFnAttr("nvvm.maxntid", std::to_string(num_threads));
   }
 
-  // sqrt is left to llvm.sqrt, which selects the IEEE sqrt.rn.f32 / sqrt.rn.f64.
+  // MUFU fast paths, libdevice calls or null (tessera's own IR): nvptx_math_target.cpp.
   llvm::Value* math(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x) const override {
-    if (fn != "exp" && fn != "log") return nullptr;
-    llvm::Type* type = x->getType();
-    if (type->isDoubleTy())
-      throw ProgramError("tessera: " + fn + " on f64 tiles needs CUDA's libdevice, not supported yet on NVPTX; " +
-                         "cast to f32");
-    if (type->isFloatTy()) return fast_exp_log_f32(b, fn, x);
-    // The lowering widens f16/bf16 to f32 before calling; do the same for any other caller.
-    if (type->isHalfTy() || type->isBFloatTy())
-      return b.CreateFPTrunc(fast_exp_log_f32(b, fn, b.CreateFPExt(x, b.getFloatTy())), type);
-    throw InternalError("tessera: NVPTX " + fn + " got a value that is not a scalar f16, bf16, f32 or f64");
+    return nvptx_math(b, fn, {x});
   }
+  llvm::Value* math_binary(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x, llvm::Value* y) const override {
+    return nvptx_math(b, fn, {x, y});
+  }
+  void link_device_library(llvm::Module& m) const override { link_libdevice(m); }
 
   llvm::Value* predicated_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* ptr, llvm::Value* pred,
                                llvm::Value* other, unsigned align) const override {
@@ -142,8 +124,24 @@ class NvptxTarget final : public lower::Target {
     if (!nvptx_predicated_store(b, value, ptr, pred, align)) Target::predicated_store(b, value, ptr, pred, align);
   }
 
+  llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v32, int lane_mask) const override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+                             {b.getInt32(0xffffffffu), v32, b.getInt32(static_cast<std::uint32_t>(lane_mask)), b.getInt32(0x1f)});
+  }
+  llvm::Value* shuffle_up(llvm::IRBuilder<>& b, llvm::Value* v32, int delta) const override {
+    // c = 0: lanes below `delta` keep their own value (PTX shfl.up clamps at lane 0).
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_up_i32, {},
+                             {b.getInt32(0xffffffffu), v32, b.getInt32(static_cast<std::uint32_t>(delta)), b.getInt32(0)});
+  }
+
+  // NVPTX's syncscope names (NVPTXUtilities: "block", "cluster", "device"; "" is .sys).
+  std::string sync_scope(const std::string& scope) const override {
+    return scope == "cta" ? "block" : scope == "gpu" ? "device" : "";
+  }
+
   lower::DeviceBinary compile(std::unique_ptr<llvm::Module> m, const std::string& kernel_name) const override {
     std::unique_ptr<llvm::TargetMachine> tm = create_target_machine(nvptx_triple, arch_, "");
+    link_device_library(*m);
     optimize_module(*m, *tm);
     lower::DeviceBinary out;
     out.format = "ptx";

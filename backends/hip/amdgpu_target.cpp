@@ -110,6 +110,47 @@ class AmdgpuTarget final : public lower::Target {
     f->addFnAttr("amdgpu-flat-work-group-size", "1," + std::to_string(num_threads));
   }
 
+  // Through ds_bpermute: every lane reads the value of lane `src` (byte address src * 4).
+  llvm::Value* permute(llvm::IRBuilder<>& b, llvm::Value* v32, llvm::Value* src_lane) const {
+    return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {},
+                             {b.CreateShl(src_lane, b.getInt32(2)), v32});
+  }
+  llvm::Value* lane_id(llvm::IRBuilder<>& b) const {
+    llvm::Value* lo = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_lo, {}, {b.getInt32(0xffffffffu), b.getInt32(0)});
+    return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_hi, {}, {b.getInt32(0xffffffffu), lo});
+  }
+  llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v32, int lane_mask) const override {
+    return permute(b, v32, b.CreateXor(lane_id(b), b.getInt32(static_cast<std::uint32_t>(lane_mask))));
+  }
+  llvm::Value* shuffle_up(llvm::IRBuilder<>& b, llvm::Value* v32, int delta) const override {
+    llvm::Value* lane = lane_id(b);
+    llvm::Value* d = b.getInt32(static_cast<std::uint32_t>(delta));
+    llvm::Value* src = b.CreateSelect(b.CreateICmpULT(lane, d), lane, b.CreateSub(lane, d));
+    return permute(b, v32, src);
+  }
+
+  // AMDGPU's memory model scopes (LLVM AMDGPUUsage): a workgroup is a CTA, an agent is the GPU.
+  std::string sync_scope(const std::string& scope) const override {
+    return scope == "cta" ? "workgroup" : scope == "gpu" ? "agent" : "";
+  }
+
+  // exp exp2 log log2 sin cos on f32 select natively (v_exp_f32, v_log_f32, v_sin_f32, v_cos_f32,
+  // with LLVM's range handling); everything else, and f64, is tessera's own IR (lower_math.cpp).
+  llvm::Value* math(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x) const override {
+    llvm::Type* type = x->getType();
+    if (type->isHalfTy() || type->isBFloatTy()) {
+      llvm::Value* r = math(b, fn, b.CreateFPExt(x, b.getFloatTy()));
+      return r ? b.CreateFPTrunc(r, type) : nullptr;
+    }
+    if (!type->isFloatTy()) return nullptr;
+    const std::pair<const char*, llvm::Intrinsic::ID> native[] = {
+        {"exp", llvm::Intrinsic::exp}, {"exp2", llvm::Intrinsic::exp2}, {"log", llvm::Intrinsic::log},
+        {"log2", llvm::Intrinsic::log2}, {"sin", llvm::Intrinsic::sin}, {"cos", llvm::Intrinsic::cos}};
+    for (const auto& [name, id] : native)
+      if (fn == name) return b.CreateUnaryIntrinsic(id, x);
+    return nullptr;
+  }
+
   lower::DeviceBinary compile(std::unique_ptr<llvm::Module> m, const std::string& kernel_name) const override {
     std::unique_ptr<llvm::TargetMachine> tm = create_target_machine(amdgpu_triple, arch_, "");
     if (m->getModuleFlag("amdhsa_code_object_version") == nullptr)

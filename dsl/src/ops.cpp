@@ -51,6 +51,16 @@ OpKind unary_kind(UnOp op) {
     case UnOp::Log: return OpKind::Log;
     case UnOp::Sqrt: return OpKind::Sqrt;
     case UnOp::Abs: return OpKind::Abs;
+    case UnOp::Exp2: return OpKind::Exp2;
+    case UnOp::Log2: return OpKind::Log2;
+    case UnOp::Rsqrt: return OpKind::Rsqrt;
+    case UnOp::Sin: return OpKind::Sin;
+    case UnOp::Cos: return OpKind::Cos;
+    case UnOp::Tanh: return OpKind::Tanh;
+    case UnOp::Sigmoid: return OpKind::Sigmoid;
+    case UnOp::Erf: return OpKind::Erf;
+    case UnOp::Floor: return OpKind::Floor;
+    case UnOp::Ceil: return OpKind::Ceil;
   }
   throw InternalError("unknown unary op");
 }
@@ -133,6 +143,24 @@ ir::Value* emit_binary(BinOp op, ir::Value* a, ir::Value* b, DType compute, cons
 
 ir::Value* emit_unary(UnOp op, ir::Value* a, const Loc& loc) {
   return builder_at(loc).create1(unary_kind(op), {a}, a->type);
+}
+
+ir::Value* emit_pow(ir::Value* a, ir::Value* b, DType compute, const Loc& loc) {
+  const Shape shape = broadcast_shape(a->type.shape, b->type.shape, "pow", loc);
+  ir::Builder& bld = builder_at(loc);
+  a = broadcast(bld, cast_to(bld, a, compute), shape);
+  b = broadcast(bld, cast_to(bld, b, compute), shape);
+  return bld.create1(OpKind::Pow, {a, b}, ir::Type::scalar(compute).with_shape(shape));
+}
+
+ir::Value* emit_fma(ir::Value* a, ir::Value* b, ir::Value* c, DType compute, const Loc& loc) {
+  Shape shape = broadcast_shape(a->type.shape, b->type.shape, "fma", loc);
+  shape = broadcast_shape(shape, c->type.shape, "fma", loc);
+  ir::Builder& bld = builder_at(loc);
+  a = broadcast(bld, cast_to(bld, a, compute), shape);
+  b = broadcast(bld, cast_to(bld, b, compute), shape);
+  c = broadcast(bld, cast_to(bld, c, compute), shape);
+  return bld.create1(OpKind::Fma, {a, b, c}, ir::Type::scalar(compute).with_shape(shape));
 }
 
 ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc& loc) {

@@ -68,8 +68,10 @@ void AxisInfoAnalysis::visit_op(const Op& op) {
     info_[body.args[0].get()] = uniform(body.args[0].get(), iv_div);
     for (std::size_t i = 1; i < body.args.size(); ++i) info_[body.args[i].get()] = unknown(body.args[i].get());
   }
+  if (op.kind == OpKind::Reduce || op.kind == OpKind::Scan)
+    for (const auto& a : op.regions[0]->block->args) info_[a.get()] = unknown(a.get());
   for (const auto& r : op.regions) visit_block(*r->block);
-  if (op.kind == OpKind::For || op.kind == OpKind::If) {
+  if (op.kind == OpKind::For || op.kind == OpKind::If || op.kind == OpKind::Reduce || op.kind == OpKind::Scan) {
     for (const auto& r : op.results) info_[r.get()] = unknown(r.get());
     return;
   }
@@ -198,6 +200,9 @@ AxisInfo AxisInfoAnalysis::transfer(const Op& op) const {
         return operand(0);
       return elementwise_default();
     }
+    case OpKind::AtomicRmw:
+    case OpKind::AtomicCas:
+      return unknown(res);  // old values differ per lane even where every operand is constant
     default:
       return elementwise_default();
   }

@@ -7,6 +7,7 @@
 
 #include "jit/interp/memory.hpp"
 #include "jit/interp/ops.hpp"
+#include "jit/interp/reduce.hpp"
 
 namespace tessera::interp {
 namespace {
@@ -132,14 +133,27 @@ class ProgramRunner {
         return set(op.result(), eval_compare(op, operand(op, 0), operand(op, 1)));
       case OpKind::Neg: case OpKind::Not: case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Abs:
         return set(op.result(), eval_unary(op, operand(op, 0)));
+      case OpKind::Exp2: case OpKind::Log2: case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos:
+      case OpKind::Tanh: case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Floor: case OpKind::Ceil:
+      case OpKind::Pow: case OpKind::Fma: {
+        std::vector<const Tile*> args;
+        for (std::size_t i = 0; i < op.operands.size(); ++i) args.push_back(&operand(op, i));
+        return set(op.result(), eval_math(op, args));
+      }
       case OpKind::Cast: return set(op.result(), eval_cast(op, operand(op, 0)));
       case OpKind::Select: return set(op.result(), eval_select(op, operand(op, 0), operand(op, 1), operand(op, 2)));
       case OpKind::AddPtr: return set(op.result(), eval_addptr(op, operand(op, 0), operand(op, 1)));
       case OpKind::Load:
         return set(op.result(), eval_load(op, mem_, operand(op, 0), optional_operand(op, 1), optional_operand(op, 2)));
       case OpKind::Store: return eval_store(op, mem_, operand(op, 0), operand(op, 1), optional_operand(op, 2));
+      case OpKind::AtomicRmw:
+        return set(op.result(), eval_atomic_rmw(op, mem_, operand(op, 0), operand(op, 1), optional_operand(op, 2)));
+      case OpKind::AtomicCas:
+        return set(op.result(), eval_atomic_cas(op, mem_, operand(op, 0), operand(op, 1), operand(op, 2)));
       case OpKind::For: return exec_for(op);
       case OpKind::If: return exec_if(op);
+      case OpKind::Reduce:
+      case OpKind::Scan: return exec_reduce(op);
       case OpKind::Yield: case OpKind::Return: internal_error(op, "a terminator in the middle of a block");
     }
     internal_error(op, "an op kind the interpreter does not know");
@@ -169,6 +183,18 @@ class ProgramRunner {
       i = scalar_int(op, iv);
     }
     for (std::size_t k = 0; k < carried; ++k) set(op.result(static_cast<int>(k)), std::move(values[k]));
+  }
+
+  void exec_reduce(const ir::Op& op) {
+    const ir::Block& body = *op.regions[0]->block;
+    std::vector<const Tile*> inputs;
+    for (std::size_t i = 0; i < op.operands.size(); ++i) inputs.push_back(&operand(op, i));
+    RegionRunner run_region = [&](const std::vector<Tile>& args) {
+      for (std::size_t i = 0; i < args.size(); ++i) set(body.args[i].get(), args[i]);
+      return exec_block(body);
+    };
+    std::vector<Tile> out = eval_reduce(op, inputs, run_region);
+    for (std::size_t k = 0; k < out.size(); ++k) set(op.result(static_cast<int>(k)), std::move(out[k]));
   }
 
   void exec_if(const ir::Op& op) {

@@ -37,5 +37,8 @@ class MemoryMap {
 Tile eval_addptr(const ir::Op& op, const Tile& ptr, const Tile& offset);
 Tile eval_load(const ir::Op& op, const MemoryMap& mem, const Tile& ptrs, const Tile* mask, const Tile* other);
 void eval_store(const ir::Op& op, const MemoryMap& mem, const Tile& ptrs, const Tile& value, const Tile* mask);
+// atomic_rmw and atomic_cas (atomics.cpp): lanes in order, each a read-modify-write of its own.
+Tile eval_atomic_rmw(const ir::Op& op, const MemoryMap& mem, const Tile& ptrs, const Tile& value, const Tile* mask);
+Tile eval_atomic_cas(const ir::Op& op, const MemoryMap& mem, const Tile& ptrs, const Tile& cmp, const Tile& value);
 
 }  // namespace tessera::interp

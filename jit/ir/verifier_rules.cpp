@@ -141,6 +141,16 @@ std::string binary_rule(const Op& op) {
   bool int_only = op.kind == OpKind::And || op.kind == OpKind::Or || op.kind == OpKind::Xor ||
                   op.kind == OpKind::Shl || op.kind == OpKind::Shr;
   if (int_only && !is_int(t.dtype)) return fmt::format("'{}' needs integer operands, got {}", op.name(), to_string(t));
+  if (op.kind == OpKind::Pow && !is_float(t.dtype)) return fmt::format("'pow' needs float operands, got {}", to_string(t));
+  return "";
+}
+
+// fma(a, b, c): three floats of one type, and the result of that type.
+std::string fma_rule(const Op& op) {
+  if (auto p = elementwise_same(op); !p.empty()) return p;
+  const Type& t = operand_type(op, 0);
+  if (!is_float(t.dtype) || t.is_ptr()) return fmt::format("'fma' needs float operands, got {}", to_string(t));
+  if (!same_type(result_type(op), t)) return fmt::format("fma result must be {}, got {}", to_string(t), to_string(result_type(op)));
   return "";
 }
 
@@ -162,7 +172,7 @@ std::string unary_rule(const Op& op) {
     return "";
   }
   if (!same_type(in, out)) return fmt::format("result type {} differs from operand type {}", to_string(out), to_string(in));
-  bool float_only = op.kind == OpKind::Exp || op.kind == OpKind::Log || op.kind == OpKind::Sqrt;
+  bool float_only = op.kind != OpKind::Neg && op.kind != OpKind::Not && op.kind != OpKind::Abs;  // exp log sqrt and the math ops
   if (float_only && !is_float(in.dtype)) return fmt::format("'{}' needs a float operand, got {}", op.name(), to_string(in));
   if (op.kind == OpKind::Not && !is_int(in.dtype)) return fmt::format("'not' needs an integer operand, got {}", to_string(in));
   return "";
@@ -196,6 +206,7 @@ std::string mask_problem(const Op& op, int i, const Type& ptr) {
 }
 
 std::string memory_rule(const Op& op) {
+  if (op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas) return atomic_rule_problem(op);
   const Type& p = operand_type(op, 0);
   if (!p.is_ptr()) return fmt::format("'{}' needs a pointer, got {}", op.name(), to_string(p));
   const Type& v = op.kind == OpKind::Load ? result_type(op) : operand_type(op, 1);
@@ -254,6 +265,40 @@ std::string if_rule(const Op& op) {
   return "";
 }
 
+// reduce/scan: N tiles of one shape, an axis inside it, a region over (lhs..., rhs...) scalars
+// yielding N scalars of the same element types, and results without the axis (reduce) or with the
+// operands' types (scan).
+std::string reduce_rule(const Op& op) {
+  if (auto p = int_attr_problem(op, "axis"); !p.empty()) return p;
+  const Type& first = operand_type(op, 0);
+  const std::int64_t axis = op.int_attr("axis");
+  if (!first.is_tile() || axis < 0 || axis >= first.rank())
+    return fmt::format("axis {} is out of range for {}", axis, to_string(first));
+  const std::size_t n = op.operands.size();
+  if (op.results.size() != n) return fmt::format("'{}' of {} operand(s) has {} result(s)", op.name(), n, op.results.size());
+  const Block& body = *op.regions[0]->block;
+  if (body.args.size() != 2 * n)
+    return fmt::format("'{}' region must have {} scalar block arguments (lhs..., rhs...), got {}", op.name(), 2 * n, body.args.size());
+  std::vector<Type> elems;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Type& t = operand_type(op, static_cast<int>(i));
+    if (t.shape != first.shape) return fmt::format("'{}' operands differ in shape: {} vs {}", op.name(), to_string(first), to_string(t));
+    elems.push_back(t.element());
+    if (!same_type(body.args[i]->type, elems.back()) || !same_type(body.args[i + n]->type, elems.back()))
+      return fmt::format("'{}' block arguments for operand #{} must be {}", op.name(), i, to_string(elems.back()));
+    Type want = t;
+    if (op.kind == OpKind::Reduce) {
+      want.shape.erase(want.shape.begin() + axis);
+      want.layout = op.results[i]->type.layout;
+    }
+    if (want.dtype != op.results[i]->type.dtype || want.shape != op.results[i]->type.shape)
+      return fmt::format("'{}' result #{} must be {}, got {}", op.name(), i, to_string(want), to_string(op.results[i]->type));
+  }
+  std::vector<const Type*> types;
+  for (const auto& e : elems) types.push_back(&e);
+  return yield_problem(op, 0, types);
+}
+
 }  // namespace
 
 std::string type_rule_problem(const Op& op) {
@@ -271,9 +316,12 @@ std::string type_rule_problem(const Op& op) {
     case OpKind::NumPrograms: return index_rule(op);
     case OpKind::Arange: return arange_rule(op);
     case OpKind::Select: return select_rule(op);
+    case OpKind::Fma: return fma_rule(op);
     case OpKind::AddPtr: return addptr_rule(op);
     case OpKind::For: return for_rule(op);
     case OpKind::If: return if_rule(op);
+    case OpKind::Reduce:
+    case OpKind::Scan: return reduce_rule(op);
     case OpKind::Yield:
     case OpKind::Return: return "";  // placement and arity: the structural checks and for/if rules
     default: return fmt::format("no type rule for op '{}'", op.name());

@@ -11,6 +11,9 @@ namespace tessera::ir {
 // Call only after the structural checks passed (counts, non-null operands, region terminators).
 std::string type_rule_problem(const Op& op);
 
+// The rule of atomic_rmw / atomic_cas (verifier_atomics.cpp).
+std::string atomic_rule_problem(const Op& op);
+
 // "" when the type is well formed (positive dims, a layout that fits the rank); else the problem.
 std::string type_problem(const Type& t);
 

@@ -24,7 +24,7 @@ void KernelLowering::lower_elementwise(const Op& op) {
     auto arg = [&](int i) { return get(op.operands[i])[s]; };
     switch (op.info().category) {
       case ir::OpCategory::Binary:
-        out[s] = lower_binary(op.kind, res->type.dtype, arg(0), arg(1));
+        out[s] = op.kind == OpKind::Pow ? lower_math(op, {arg(0), arg(1)}) : lower_binary(op.kind, res->type.dtype, arg(0), arg(1));
         break;
       case ir::OpCategory::Compare:
         out[s] = lower_compare(op.kind, op.operands[0]->type.dtype, arg(0), arg(1));
@@ -35,6 +35,8 @@ void KernelLowering::lower_elementwise(const Op& op) {
       default:
         if (op.kind == OpKind::Select) {
           out[s] = b_.CreateSelect(arg(0), arg(1), arg(2));
+        } else if (op.kind == OpKind::Fma) {
+          out[s] = lower_math(op, {arg(0), arg(1), arg(2)});
         } else if (op.kind == OpKind::AddPtr) {
           out[s] = b_.CreateGEP(scalar_type(ir::Type::scalar(res->type.pointee)), arg(0), arg(1));
         } else {
@@ -107,6 +109,9 @@ llvm::Value* KernelLowering::lower_unary(const Op& op, llvm::Value* x) {
       }
       return is_f16ish(d) ? b_.CreateFPTrunc(r, x->getType()) : r;
     }
+    case OpKind::Exp2: case OpKind::Log2: case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos:
+    case OpKind::Tanh: case OpKind::Sigmoid: case OpKind::Erf: case OpKind::Floor: case OpKind::Ceil:
+      return lower_math(op, {x});
     default: throw InternalError(fmt::format("lowering: no rule for unary op '{}'", op.name()));
   }
 }
@@ -173,31 +178,32 @@ void KernelLowering::lower_convert_layout(const Op& op) {
   const auto& dst_t = op.result()->type;
   llvm::Type* elem = scalar_type(dst_t.element());
   if (dst_t.dtype == DType::I1) elem = b_.getInt8Ty();
-  auto linear_index = [&](const ir::Type& t, I k) {
-    auto dist = analysis::distribute(t);
-    const auto& base = thread_base(t);
-    auto c = dist.slot_coords(k);
-    llvm::Value* lin = b_.getInt32(0);
-    for (int d = 0; d < static_cast<int>(dist.shape.size()); ++d) {
-      llvm::Value* idx = b_.CreateAnd(b_.CreateAdd(base[d], b_.getInt32(static_cast<std::uint32_t>(dist.offset(d, c[d])))),
-                                      b_.getInt32(static_cast<std::uint32_t>(dist.shape[d] - 1)));
-      lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<std::uint32_t>(dist.shape[d]))), idx);
-    }
-    return lin;
-  };
   const Elems& in = get(op.operands[0]);
   for (I k = 0; k < static_cast<I>(in.size()); ++k) {
     llvm::Value* v = dst_t.dtype == DType::I1 ? b_.CreateZExt(in[k], elem) : in[k];
-    b_.CreateStore(v, b_.CreateGEP(elem, smem_, linear_index(src_t, k)));
+    b_.CreateStore(v, b_.CreateGEP(elem, smem_, element_linear_index(src_t, k)));
   }
   target_.barrier(b_);
   Elems out;
   for (I k = 0; k < analysis::distribute(dst_t).num_slots(); ++k) {
-    llvm::Value* v = b_.CreateLoad(elem, b_.CreateGEP(elem, smem_, linear_index(dst_t, k)));
+    llvm::Value* v = b_.CreateLoad(elem, b_.CreateGEP(elem, smem_, element_linear_index(dst_t, k)));
     out.push_back(dst_t.dtype == DType::I1 ? b_.CreateTrunc(v, b_.getInt1Ty()) : v);
   }
   target_.barrier(b_);
   set(op.result(), std::move(out));
+}
+
+llvm::Value* KernelLowering::element_linear_index(const ir::Type& t, I k) {
+  auto dist = analysis::distribute(t);
+  const auto& base = thread_base(t);
+  auto c = dist.slot_coords(k);
+  llvm::Value* lin = b_.getInt32(0);
+  for (int d = 0; d < static_cast<int>(dist.shape.size()); ++d) {
+    llvm::Value* idx = b_.CreateAnd(b_.CreateAdd(base[d], b_.getInt32(static_cast<std::uint32_t>(dist.offset(d, c[d])))),
+                                    b_.getInt32(static_cast<std::uint32_t>(dist.shape[d] - 1)));
+    lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<std::uint32_t>(dist.shape[d]))), idx);
+  }
+  return lin;
 }
 
 int KernelLowering::vector_width(const Op& op, const ir::Value* mask) {

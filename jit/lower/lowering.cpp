@@ -59,6 +59,28 @@ llvm::Value* KernelLowering::constant_of(const ir::Type& t, const ir::Attr& valu
   return llvm::ConstantInt::get(ty, static_cast<std::uint64_t>(v), /*signed=*/true);
 }
 
+// Shared memory an op needs while it runs (one buffer serves all ops: each op ends with a barrier).
+std::int64_t KernelLowering::scratch_bytes(const Op& op) {
+  std::int64_t bytes = 0;
+  switch (op.kind) {
+    case OpKind::ConvertLayout:
+    case OpKind::Scan:
+    case OpKind::AtomicRmw:  // atomics hand the old values of replicated elements to the other copies
+    case OpKind::AtomicCas:
+      for (auto* v : op.operands) bytes += v->type.numel() * ir::dtype_bytes(v->type.dtype);
+      return bytes;
+    case OpKind::Reduce: {
+      // [warp positions along the axis][output elements] per operand; an upper bound.
+      const auto& t = op.operands[0]->type;
+      const std::int64_t axis = op.int_attr("axis");
+      const std::int64_t warps = t.layout.is_none() ? 1 : t.layout.warps_per_cta.at(static_cast<std::size_t>(axis));
+      for (auto* v : op.operands) bytes += warps * (v->type.numel() / t.shape[axis]) * ir::dtype_bytes(v->type.dtype);
+      return bytes;
+    }
+    default: return 0;
+  }
+}
+
 void KernelLowering::declare_kernel() {
   std::vector<llvm::Type*> params;
   for (const auto& a : m_.entry().args) {
@@ -71,12 +93,7 @@ void KernelLowering::declare_kernel() {
 
   // Shared memory for layout conversions: one buffer, as large as the largest conversion.
   std::int64_t smem = 0;
-  ir::walk(const_cast<ir::Block&>(m_.entry()), [&](const Op& op) {
-    if (op.kind == OpKind::ConvertLayout) {
-      const auto& t = op.result()->type;
-      smem = std::max<std::int64_t>(smem, t.numel() * ir::dtype_bytes(t.dtype));
-    }
-  });
+  ir::walk(const_cast<ir::Block&>(m_.entry()), [&](const Op& op) { smem = std::max(smem, scratch_bytes(op)); });
   if (smem > 0) {
     auto* arr = llvm::ArrayType::get(b_.getInt8Ty(), static_cast<std::uint64_t>(smem));
     smem_ = new llvm::GlobalVariable(*module_, arr, false, llvm::GlobalValue::InternalLinkage,
@@ -164,8 +181,12 @@ void KernelLowering::lower_op(const Op& op) {
     case OpKind::ConvertLayout: return lower_convert_layout(op);
     case OpKind::Load: return lower_load(op);
     case OpKind::Store: return lower_store(op);
+    case OpKind::AtomicRmw:
+    case OpKind::AtomicCas: return lower_atomic(op);
     case OpKind::For: return lower_for(op);
     case OpKind::If: return lower_if(op);
+    case OpKind::Reduce: return lower_reduce(op);
+    case OpKind::Scan: return lower_scan(op);
     case OpKind::Yield: return;  // read by the parent op
     case OpKind::Return: b_.CreateRetVoid(); return;
     default: return lower_elementwise(op);

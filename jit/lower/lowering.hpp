@@ -29,6 +29,7 @@ class KernelLowering {
  private:
   // Kernel structure and control flow (lowering.cpp).
   void declare_kernel();
+  static std::int64_t scratch_bytes(const ir::Op& op);
   void lower_block(const ir::Block& b);
   void lower_op(const ir::Op& op);
   void lower_for(const ir::Op& op);
@@ -48,12 +49,29 @@ class KernelLowering {
   llvm::Value* lower_compare(ir::OpKind k, ir::DType d, llvm::Value* a, llvm::Value* b);
   llvm::Value* lower_unary(const ir::Op& op, llvm::Value* x);
   llvm::Value* lower_cast(const ir::Type& from, const ir::Type& to, llvm::Value* x);
+  // exp2 log2 rsqrt sin cos tanh sigmoid erf floor ceil pow fma (lower_math.cpp).
+  llvm::Value* lower_math(const ir::Op& op, const std::vector<llvm::Value*>& args);
   void lower_arange(const ir::Op& op);
   void lower_broadcast(const ir::Op& op);
   void lower_convert_layout(const ir::Op& op);
   void lower_load(const ir::Op& op);
   void lower_store(const ir::Op& op);
   int vector_width(const ir::Op& op, const ir::Value* mask);
+  // Row-major index, in the tile's shape, of the element in slot k of this thread.
+  llvm::Value* element_linear_index(const ir::Type& t, std::int64_t k);
+
+  // Reductions and scans (lower_reduce.cpp).
+  void lower_reduce(const ir::Op& op);
+  void lower_scan(const ir::Op& op);
+  std::vector<llvm::Value*> combine(const ir::Op& op, const std::vector<llvm::Value*>& lhs,
+                                    const std::vector<llvm::Value*>& rhs);
+  llvm::Value* shuffle_xor_any(llvm::Value* v, int lane_mask);
+  llvm::Value* warp_coord(const ir::Layout& l, int d);
+
+  // Atomics (lower_atomics.cpp).
+  void lower_atomic(const ir::Op& op);
+  llvm::Value* owner_predicate(const ir::Type& t);  // null: every thread owns its elements
+  Elems share_from_owners(const ir::Type& t, const Elems& old, llvm::Value* owner);
 
   const ir::Module& m_;
   const Target& target_;

@@ -35,6 +35,13 @@ class Target {
   virtual void mark_kernel(llvm::Function* f, int num_threads) const = 0;
   // Optional target math (e.g. fast exp2 / sqrt); null means "use the LLVM intrinsic".
   virtual llvm::Value* math(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x) const { return nullptr; }
+  // The same for the two-operand math functions ("pow"); null means tessera's own IR (lower_math.cpp).
+  virtual llvm::Value* math_binary(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x, llvm::Value* y) const {
+    return nullptr;
+  }
+  // Links the device math library that math() calls into (CUDA's libdevice) into `m`; called by
+  // compile() before it optimizes, so that the library's functions inline and fold.
+  virtual void link_device_library(llvm::Module& m) const {}
   // A load of `type` from `ptr` performed only where `pred` (i1) holds, else `other`; and the
   // matching store. The defaults (jit/lower/target_defaults.cpp) branch around the access; a
   // target may emit predicated instructions instead.
@@ -42,6 +49,17 @@ class Target {
                                        llvm::Value* other, unsigned align) const;
   virtual void predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred,
                                 unsigned align) const;
+
+  // Exchanges a 32-bit value (i32) with the lane whose id is this lane's xor `lane_mask`, within
+  // the warp/wavefront (a butterfly step of a reduction).
+  virtual llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v32, int lane_mask) const = 0;
+  // The same with the lane `delta` below this one (lanes below delta get their own value back):
+  // one step of a warp scan.
+  virtual llvm::Value* shuffle_up(llvm::IRBuilder<>& b, llvm::Value* v32, int delta) const = 0;
+
+  // The LLVM syncscope name of an atomic's scope ("cta", "gpu" or "sys"). The default, "" (the
+  // whole system), is correct everywhere but may be slower than the target's narrower scopes.
+  virtual std::string sync_scope(const std::string& scope) const;
 
   // Runs LLVM's optimization pipeline and code generation; takes ownership of the module.
   virtual DeviceBinary compile(std::unique_ptr<llvm::Module> m, const std::string& kernel_name) const = 0;

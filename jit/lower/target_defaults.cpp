@@ -34,4 +34,6 @@ void Target::predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Va
   b.SetInsertPoint(join_bb);
 }
 
+std::string Target::sync_scope(const std::string&) const { return ""; }
+
 }  // namespace tessera::lower

@@ -16,6 +16,8 @@ using ir::Value;
 
 namespace {
 
+bool is_atomic(const Op& op) { return op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas; }
+
 struct Use {
   Op* user;
   int operand;
@@ -82,9 +84,27 @@ class LayoutAssigner {
     }
     if (op.kind == OpKind::If)
       for (auto& r : op.results) set_default(r.get());
+    // A reduction's result is the slice of its operand's (default) layout along the axis: every
+    // thread ends up holding the reduced values of the positions it owned. A scan keeps the layout.
+    if (op.kind == OpKind::Reduce || op.kind == OpKind::Scan)
+      for (auto& r : op.results) {
+        if (!r->type.is_tile()) continue;
+        if (op.kind == OpKind::Scan) set_default(r.get());
+        else set_layout(r.get(), analysis::slice_layout(default_for(op.operands[0]), static_cast<int>(op.int_attr("axis"))));
+      }
+    // A reduction's result is the slice of its operand's (default) layout along the axis: every
+    // thread ends up holding the reduced values of the positions it owned. A scan keeps the layout.
+    if (op.kind == OpKind::Reduce || op.kind == OpKind::Scan)
+      for (auto& r : op.results) {
+        if (!r->type.is_tile()) continue;
+        if (op.kind == OpKind::Scan) set_default(r.get());
+        else set_layout(r.get(), analysis::slice_layout(default_for(op.operands[0]), static_cast<int>(op.int_attr("axis"))));
+      }
     for (auto& r : op.regions) process_block(*r->block);
 
-    if (op.kind != OpKind::For && op.kind != OpKind::If)
+    if (is_atomic(op))  // computed where its operands are (the default layout), converted for users
+      set_default(op.result());
+    else if (op.kind != OpKind::For && op.kind != OpKind::If && op.kind != OpKind::Reduce && op.kind != OpKind::Scan)
       for (auto& r : op.results) {
         auto it = requested_.find(r.get());
         set_layout(r.get(), it != requested_.end() ? it->second : (r->type.is_tile() ? default_for(r.get()) : Layout{}));
@@ -111,6 +131,10 @@ class LayoutAssigner {
         return analysis::slice_layout(out, static_cast<int>(op.int_attr("axis")));
       }
       case OpKind::Store:
+      case OpKind::Reduce:
+      case OpKind::Scan:
+      case OpKind::AtomicRmw:
+      case OpKind::AtomicCas:
         return default_for(v);
       case OpKind::For:
         return op.regions[0]->block->args[i - 2]->type.layout;  // inits follow lb, ub, step

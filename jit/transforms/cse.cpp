@@ -16,8 +16,9 @@ namespace {
 
 bool is_candidate(const Op& op) {
   if (!op.regions.empty()) return false;
-  return op.kind != OpKind::Load && op.kind != OpKind::Store && op.kind != OpKind::Yield &&
-         op.kind != OpKind::Return;
+  // Memory ops (loads, stores, atomics) read or write state that changes between two of them:
+  // two identical atomics are two updates, never one.
+  return op.info().category != OpCategory::Memory && op.kind != OpKind::Yield && op.kind != OpKind::Return;
 }
 
 bool commutes(OpKind k) {

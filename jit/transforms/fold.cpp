@@ -117,6 +117,10 @@ std::optional<Attr> fold_unary(OpKind k, DType d, const Attr& a) {
   if (auto* f = std::get_if<double>(&a); f && ir::is_float(d)) {
     if (k == OpKind::Neg) return -round_to_dtype(d, *f);
     if (k == OpKind::Abs) return std::fabs(round_to_dtype(d, *f));
+    // floor/ceil are exact in every float type; the other math ops are not folded, since the
+    // device's result may differ from the host's libm in the last bits.
+    if (k == OpKind::Floor) return std::floor(round_to_dtype(d, *f));
+    if (k == OpKind::Ceil) return std::ceil(round_to_dtype(d, *f));
   }
   return std::nullopt;
 }

@@ -7,6 +7,8 @@ using namespace ir;
 
 bool has_side_effects(const Op& op) {
   if (op.kind == OpKind::Store || op.kind == OpKind::Return || op.kind == OpKind::Yield) return true;
+  // An atomic writes memory even when its returned old value is unused.
+  if (op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas) return true;
   for (const auto& r : op.regions)
     for (const auto& inner : r->block->ops)
       if (inner->kind != OpKind::Yield && has_side_effects(*inner)) return true;

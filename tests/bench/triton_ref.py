@@ -17,6 +17,92 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
 
 
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    # One row per program, the row in one tile: the classic form of Triton's tutorial 02.
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=-float("inf"))
+    num = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=mask)
+
+
+@triton.jit
+def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
+    # Triton's tutorial 05 forward kernel, as published.
+    row = tl.program_id(0)
+    Y += row * stride
+    X += row * stride
+    mean = 0
+    _mean = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        a = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+        _mean += a
+    mean = tl.sum(_mean, axis=0) / N
+    _var = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+        x = tl.where(cols < N, x - mean, 0.)
+        _var += x * x
+    var = tl.sum(_var, axis=0) / N
+    rstd = 1 / tl.sqrt(var + eps)
+    tl.store(Mean + row, mean)
+    tl.store(Rstd + row, rstd)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        mask = cols < N
+        w = tl.load(W + cols, mask=mask)
+        b = tl.load(B + cols, mask=mask)
+        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
+        x_hat = (x - mean) * rstd
+        y = x_hat * w + b
+        tl.store(Y + cols, y, mask=mask)
+
+
+@triton.jit
+def rms_norm_fwd(X, Y, W, Rstd, stride, N, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    x = tl.load(X + row * stride + cols, mask=mask, other=0.).to(tl.float32)
+    rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / N + eps)
+    w = tl.load(W + cols, mask=mask).to(tl.float32)
+    tl.store(Y + row * stride + cols, (x * rstd * w).to(tl.float16), mask=mask)
+    tl.store(Rstd + row, rstd)
+
+
+def bench_rows():
+    for rows, cols in ((32768, 4096), (8192, 8192)):
+        x = torch.rand(rows, cols, device="cuda")
+        out = torch.empty_like(x)
+        block = triton.next_power_of_2(cols)
+        warps = 16 if block >= 8192 else 8 if block >= 2048 else 4
+        fn = lambda: softmax_kernel[(rows,)](x, out, cols, cols, BLOCK=block, num_warps=warps)
+        ms = triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+        emit(f"softmax_fp32_{rows}x{cols}", "GB/s", 2 * 4 * rows * cols / (ms * 1e-3) / 1e9)
+        assert torch.allclose(out, torch.softmax(x, dim=1), atol=1e-6)
+        ms = triton.testing.do_bench(lambda: torch.softmax(x, dim=1), warmup=25, rep=200, return_mode="median")
+        emit(f"softmax_fp32_{rows}x{cols}_torch", "GB/s", 2 * 4 * rows * cols / (ms * 1e-3) / 1e9)
+    rows, cols = 32768, 4096
+    x = torch.rand(rows, cols, device="cuda", dtype=torch.float16)
+    w = torch.full((cols,), 1.5, device="cuda", dtype=torch.float16)
+    b = torch.full((cols,), 0.25, device="cuda", dtype=torch.float16)
+    y = torch.empty_like(x)
+    mean = torch.empty(rows, device="cuda")
+    rstd = torch.empty(rows, device="cuda")
+    block = min(65536 // x.element_size(), triton.next_power_of_2(cols))
+    warps = min(max(block // 256, 1), 8)
+    fn = lambda: layer_norm_fwd[(rows,)](x, y, w, b, mean, rstd, cols, cols, 1e-5, BLOCK_SIZE=block, num_warps=warps)
+    ms = triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+    emit("layer_norm_fwd_fp16_32768x4096", "GB/s", 2 * 2 * rows * cols / (ms * 1e-3) / 1e9)
+    fn = lambda: rms_norm_fwd[(rows,)](x, y, w, rstd, cols, cols, 1e-5, BLOCK=triton.next_power_of_2(cols), num_warps=8)
+    ms = triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+    emit("rms_norm_fwd_fp16_32768x4096", "GB/s", 2 * 2 * rows * cols / (ms * 1e-3) / 1e9)
+
+
 def emit(name, metric, value):
     print(json.dumps({"impl": "triton", "name": name, "metric": metric, "value": round(value, 4)}), flush=True)
 
@@ -70,5 +156,8 @@ if __name__ == "__main__":
     if mode == "first_call":
         bench_first_call()
     else:
-        bench_vector_add()
-        bench_launch()
+        if mode in ("all", "basic"):
+            bench_vector_add()
+            bench_launch()
+        if mode in ("all", "rows"):
+            bench_rows()

@@ -75,7 +75,45 @@ auto maximum(const X& a, const Y& b, const Loc& loc = Loc::current()) {
 TESSERA_FLOAT_MATH(exp, Exp)
 TESSERA_FLOAT_MATH(log, Log)
 TESSERA_FLOAT_MATH(sqrt, Sqrt)
+// f16/bf16 are computed in f32 and rounded back; accuracy per op: README, "Math".
+TESSERA_FLOAT_MATH(exp2, Exp2)
+TESSERA_FLOAT_MATH(log2, Log2)
+TESSERA_FLOAT_MATH(rsqrt, Rsqrt)
+TESSERA_FLOAT_MATH(sin, Sin)
+TESSERA_FLOAT_MATH(cos, Cos)
+TESSERA_FLOAT_MATH(tanh, Tanh)
+TESSERA_FLOAT_MATH(sigmoid, Sigmoid)
+TESSERA_FLOAT_MATH(erf, Erf)
+TESSERA_FLOAT_MATH(floor, Floor)
+TESSERA_FLOAT_MATH(ceil, Ceil)
 #undef TESSERA_FLOAT_MATH
+
+// a ** b elementwise, in the promoted type (as for `+`), which must be a float type.
+template <class X, class Y>
+  requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
+auto pow(const X& a, const Y& b, const Loc& loc = Loc::current()) {
+  using C = detail::common_t<X, Y>;
+  static_assert(FloatElement<C>, "tessera::pow needs float operands; convert with .to<float>()");
+  ir::Value* va = detail::operand_value(a, dtype_of<C>, {}, loc);
+  ir::Value* vb = detail::operand_value(b, dtype_of<C>, {}, loc);
+  return Tile<C>(detail::emit_pow(va, vb, dtype_of<C>, loc), loc);
+}
+
+// a * b + c rounded once, elementwise, in the promoted type of the three (a float type).
+template <class X, class Y, class Z>
+  requires(detail::is_tile<X> || detail::is_tile<Y> || detail::is_tile<Z>) && NumericOperands<X, Y> &&
+          NumericOperands<X, Z>
+auto fma(const X& a, const Y& b, const Z& c, const Loc& loc = Loc::current()) {
+  // Tiles promote strongly and C++ numbers weakly, whichever position they take.
+  using C = std::conditional_t<(detail::is_tile<X> || detail::is_tile<Y>),
+                               detail::common_t<Tile<detail::common_t<X, Y>>, Z>,
+                               detail::common_t<Tile<detail::common_t<Z, X>>, Y>>;
+  static_assert(FloatElement<C>, "tessera::fma needs float operands; convert with .to<float>()");
+  ir::Value* va = detail::operand_value(a, dtype_of<C>, {}, loc);
+  ir::Value* vb = detail::operand_value(b, dtype_of<C>, {}, loc);
+  ir::Value* vc = detail::operand_value(c, dtype_of<C>, {}, loc);
+  return Tile<C>(detail::emit_fma(va, vb, vc, dtype_of<C>, loc), loc);
+}
 template <class T>
 Tile<T> abs(const Tile<T>& x, const Loc& loc = Loc::current()) {
   static_assert(Numeric<T>, "tessera::abs needs a numeric tile");

@@ -1,6 +1,7 @@
 // The public API of tessera: include this one header.
 #pragma once
 #include "tessera/args.hpp"
+#include "tessera/atomics.hpp"
 #include "tessera/buffer.hpp"
 #include "tessera/control.hpp"
 #include "tessera/dtype.hpp"
@@ -11,5 +12,6 @@
 #include "tessera/kernel.hpp"
 #include "tessera/launch.hpp"
 #include "tessera/ops.hpp"
+#include "tessera/reduce.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/tile.hpp"

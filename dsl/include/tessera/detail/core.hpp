@@ -50,7 +50,7 @@ ScalarValue scalar_value(S s) {
 }
 
 enum class BinOp : std::uint8_t { Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr, Min, Max, Eq, Ne, Lt, Le, Gt, Ge };
-enum class UnOp : std::uint8_t { Neg, Not, Exp, Log, Sqrt, Abs };
+enum class UnOp : std::uint8_t { Neg, Not, Exp, Log, Sqrt, Abs, Exp2, Log2, Rsqrt, Sin, Cos, Tanh, Sigmoid, Erf, Floor, Ceil };
 
 TESSERA_API Shape value_shape(const ir::Value* v);
 TESSERA_API ir::Value* emit_constant(DType d, ScalarValue s, const Shape& shape, const Loc& loc);
@@ -58,6 +58,9 @@ TESSERA_API ir::Value* emit_constant(DType d, ScalarValue s, const Shape& shape,
 // and applies the op; comparisons give i1.
 TESSERA_API ir::Value* emit_binary(BinOp op, ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
 TESSERA_API ir::Value* emit_unary(UnOp op, ir::Value* a, const Loc& loc);
+// pow(a, b) and fma(a, b, c): operands cast to `compute` (a float type) and broadcast together.
+TESSERA_API ir::Value* emit_pow(ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
+TESSERA_API ir::Value* emit_fma(ir::Value* a, ir::Value* b, ir::Value* c, DType compute, const Loc& loc);
 TESSERA_API ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc& loc);
 TESSERA_API ir::Value* emit_cast(ir::Value* a, DType to, const Loc& loc);
 TESSERA_API ir::Value* emit_expand_dims(ir::Value* a, int axis, const Loc& loc);
