@@ -35,7 +35,7 @@ ts::Buffer<T> upload(const std::vector<T>& v, ts::Executor ex) {
 
 ts::LaunchOptions opts(std::int64_t n, int block, int warps, ts::Executor ex, ts::MetaValues extra = {}) {
   ts::MetaValues meta = {{"BLOCK", block}};
-  for (auto& [k, v] : extra) meta[k] = v;
+  for (auto& kv : extra) meta.push_back(kv);
   return {.grid = {ts::cdiv(n, std::int64_t{block})}, .meta = meta, .num_warps = warps, .executor = ex};
 }
 

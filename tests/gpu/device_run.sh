@@ -10,9 +10,9 @@ export PATH=$W/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee $OUT/gpu.txt
 
 echo "== examples on the GPU"
-for e in vector_add fused_elu broadcast_2d; do $e || echo "EXAMPLE FAILED: $e"; done 2>&1 | tee $OUT/examples.log
+for e in vector_add fused_elu broadcast_2d softmax layer_norm; do $e || echo "EXAMPLE FAILED: $e"; done 2>&1 | tee $OUT/examples.log
 echo "== GPU tests"
-tessera_gpu_tests 2>&1 | tail -5 | tee $OUT/gpu_tests.log
+tessera_gpu_tests 2>&1 > $OUT/gpu_tests.log; grep -E "FAILED|failed|passed|error" $OUT/gpu_tests.log | head -40
 echo "== compute-sanitizer"
 (compute-sanitizer --tool memcheck vector_add 4099 2>&1 | tail -3) | tee $OUT/sanitizer.log
 (compute-sanitizer --tool memcheck broadcast_2d 77 131 2>&1 | tail -3) | tee -a $OUT/sanitizer.log
