@@ -110,6 +110,9 @@ class NvptxTarget final : public lower::Target {
     return nvptx_math(b, fn, {x});
   }
   llvm::Value* math_binary(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x, llvm::Value* y) const override {
+    // f32 division as Triton does it: div.full.f32 (2 ulp, full range) rather than the IEEE
+    // div.rn.f32, whose software sequence costs memory-bound kernels like softmax their last percent.
+    if (fn == "fdiv") return x->getType()->isFloatTy() ? b.CreateIntrinsic(llvm::Intrinsic::nvvm_div_full, {}, {x, y}) : nullptr;
     return nvptx_math(b, fn, {x, y});
   }
   void link_device_library(llvm::Module& m) const override { link_libdevice(m); }

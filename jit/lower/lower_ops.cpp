@@ -54,7 +54,12 @@ llvm::Value* KernelLowering::lower_binary(OpKind k, DType d, llvm::Value* a, llv
     case OpKind::Add: return fp ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b);
     case OpKind::Sub: return fp ? b_.CreateFSub(a, b) : b_.CreateSub(a, b);
     case OpKind::Mul: return fp ? b_.CreateFMul(a, b) : b_.CreateMul(a, b);
-    case OpKind::Div: return fp ? b_.CreateFDiv(a, b) : uns ? b_.CreateUDiv(a, b) : b_.CreateSDiv(a, b);
+    case OpKind::Div:
+      if (fp) {
+        if (llvm::Value* r = target_.math_binary(b_, "fdiv", a, b)) return r;
+        return b_.CreateFDiv(a, b);
+      }
+      return uns ? b_.CreateUDiv(a, b) : b_.CreateSDiv(a, b);
     case OpKind::Rem: return fp ? b_.CreateFRem(a, b) : uns ? b_.CreateURem(a, b) : b_.CreateSRem(a, b);
     case OpKind::And: return b_.CreateAnd(a, b);
     case OpKind::Or: return b_.CreateOr(a, b);

@@ -1,4 +1,5 @@
 #include "jit/transforms/passes.hpp"
+#include "jit/transforms/hoist_loads.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,6 +17,7 @@ constexpr PassInfo kPasses[] = {
     {"canonicalize", "fold constants, apply local identities, inline if with a constant condition", canonicalize},
     {"cse", "merge equal pure ops where the first dominates the second", cse},
     {"dce", "remove ops without side effects whose results are unused", dce},
+    {"hoist-loads", "move loads up to the last write or dependency, to overlap their latency", hoist_loads},
 };
 
 }  // namespace
@@ -32,7 +34,7 @@ std::vector<std::string> pass_names() {
   return names;
 }
 
-std::vector<std::string> default_pipeline() { return {"canonicalize", "cse", "dce"}; }
+std::vector<std::string> default_pipeline() { return {"canonicalize", "cse", "dce", "hoist-loads"}; }
 
 void run_pass_pipeline(ir::Module& m, std::span<const std::string> names) {
   std::vector<const PassInfo*> passes;

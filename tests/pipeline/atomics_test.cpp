@@ -26,7 +26,7 @@ constexpr std::uint32_t kSeed = 20261201;
 
 ts::LaunchOptions opts(std::int64_t n, int block, int warps, ts::MetaValues extra = {}) {
   ts::MetaValues meta = {{"BLOCK", block}};
-  for (auto& [k, v] : extra) meta[k] = v;
+  for (auto& kv : extra) meta.push_back(kv);
   return {.grid = {ts::cdiv(n, std::int64_t{block})}, .meta = meta, .num_warps = warps,
           .executor = ts::Executor::Interpreter};
 }

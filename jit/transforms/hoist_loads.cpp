@@ -1,0 +1,70 @@
+#include "jit/transforms/hoist_loads.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace tessera::transforms {
+using ir::Op;
+using ir::OpKind;
+
+namespace {
+
+bool may_write(const Op& op) {
+  if (op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas) return true;
+  for (const auto& r : op.regions) {
+    bool found = false;
+    ir::walk(*r->block, [&](Op& inner) { found |= may_write(inner); });
+    if (found) return true;
+  }
+  return false;
+}
+
+bool is_pure_compute(const Op& op) {
+  if (!op.regions.empty() || op.results.empty()) return false;
+  switch (op.info().category) {
+    case ir::OpCategory::Memory:
+    case ir::OpCategory::Control: return false;
+    default: return true;
+  }
+}
+
+void hoist_in_block(ir::Block& b) {
+  for (auto& op : b.ops)
+    for (auto& r : op->regions) hoist_in_block(*r->block);
+
+  for (std::size_t i = 0; i < b.ops.size(); ++i) {
+    if (b.ops[i]->kind != OpKind::Load) continue;
+    // The load and the pure ops of this block it depends on (its "slice"), in block order.
+    std::unordered_set<const Op*> slice{b.ops[i].get()};
+    for (std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) - 1; j >= 0; --j) {
+      const Op* cand = b.ops[j].get();
+      bool feeds = false;
+      for (const auto& user : slice)
+        for (auto* v : user->operands) feeds |= v->def == cand;
+      if (feeds && is_pure_compute(*cand)) slice.insert(cand);
+    }
+    // The earliest point: after every write and every non-slice op the slice depends on.
+    std::ptrdiff_t floor = -1;
+    for (std::size_t j = 0; j < i; ++j) {
+      const Op* cand = b.ops[j].get();
+      if (slice.count(cand)) continue;
+      bool feeds = false;
+      for (const auto& user : slice)
+        for (auto* v : user->operands) feeds |= v->def == cand;
+      if (feeds || may_write(*cand)) floor = static_cast<std::ptrdiff_t>(j);
+    }
+    // Move the slice, in order, to just after `floor`.
+    std::vector<std::unique_ptr<Op>> moved, kept;
+    for (std::size_t j = static_cast<std::size_t>(floor + 1); j <= i; ++j)
+      (slice.count(b.ops[j].get()) ? moved : kept).push_back(std::move(b.ops[j]));
+    std::size_t pos = static_cast<std::size_t>(floor + 1);
+    for (auto& op : moved) b.ops[pos++] = std::move(op);
+    for (auto& op : kept) b.ops[pos++] = std::move(op);
+  }
+}
+
+}  // namespace
+
+void hoist_loads(ir::Module& m) { hoist_in_block(m.entry()); }
+
+}  // namespace tessera::transforms
