@@ -51,7 +51,8 @@ void hoist_in_block(ir::Block& b) {
       bool feeds = false;
       for (const auto& user : slice)
         for (auto* v : user->operands) feeds |= v->def == cand;
-      if (feeds || may_write(*cand)) floor = static_cast<std::ptrdiff_t>(j);
+      // Loads keep their order among themselves: the earlier load is issued first either way.
+      if (feeds || may_write(*cand) || cand->kind == OpKind::Load) floor = static_cast<std::ptrdiff_t>(j);
     }
     // Move the slice, in order, to just after `floor`.
     std::vector<std::unique_ptr<Op>> moved, kept;

@@ -73,7 +73,9 @@ TEST_CASE("math ops compile to PTX with and without libdevice", "[backend][nvptx
             continue;
           }
           const std::string ptx = compile(op, arity, dtype, arch);
-          CHECK_FALSE(tessera::test::contains(ptx, R"(\bcall\b)"));  // libdevice inlined, nothing external
+          // libdevice's f64 sin/cos/pow keep their slow-path reduction as an internal .func; any
+          // call must target a function defined in the module (ptxas rejects an undefined one).
+          if (tessera::test::contains(ptx, R"(\bcall\b)")) CHECK(tessera::test::contains(ptx, R"(\.func\b)"));
           tessera::test::check_ptxas_accepts(ptx, arch);
         }
   }
