@@ -71,7 +71,10 @@ void AxisInfoAnalysis::visit_op(const Op& op) {
   if (op.kind == OpKind::Reduce || op.kind == OpKind::Scan)
     for (const auto& a : op.regions[0]->block->args) info_[a.get()] = unknown(a.get());
   for (const auto& r : op.regions) visit_block(*r->block);
-  if (op.kind == OpKind::For || op.kind == OpKind::If || op.kind == OpKind::Reduce || op.kind == OpKind::Scan) {
+  // Shape ops move elements to other dims (split has two results): nothing carries over.
+  const bool moves = op.kind == OpKind::Reshape || op.kind == OpKind::Trans || op.kind == OpKind::Join ||
+                     op.kind == OpKind::Split;
+  if (moves || op.kind == OpKind::For || op.kind == OpKind::If || op.kind == OpKind::Reduce || op.kind == OpKind::Scan) {
     for (const auto& r : op.results) info_[r.get()] = unknown(r.get());
     return;
   }

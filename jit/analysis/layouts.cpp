@@ -8,33 +8,44 @@ namespace tessera::analysis {
 using I = std::int64_t;
 
 ir::Layout default_blocked_layout(const std::vector<I>& shape, int num_warps, int warp_size, int vector) {
+  std::vector<int> order;
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) order.push_back(d);
+  return blocked_layout(shape, num_warps, warp_size, vector, order);
+}
+
+ir::Layout blocked_layout(const std::vector<I>& shape, int num_warps, int warp_size, int vector,
+                          const std::vector<int>& order) {
   const int rank = static_cast<int>(shape.size());
   ir::Layout l;
   l.kind = ir::Layout::Kind::Blocked;
   l.size_per_thread.assign(rank, 1);
   l.threads_per_warp.assign(rank, 1);
   l.warps_per_cta.assign(rank, 1);
-  for (int d = 0; d < rank; ++d) l.order.push_back(rank - 1 - d);
-  l.size_per_thread[rank - 1] = static_cast<int>(std::max<I>(1, std::min<I>(vector, shape[rank - 1])));
+  l.order = order;
+  const int fast = order[0];
+  l.size_per_thread[fast] = static_cast<int>(std::max<I>(1, std::min<I>(vector, shape[fast])));
 
-  // Threads: fill dims from the fastest, as far as each dim has room; the rest replicate on dim 0.
+  // Threads: fill dims from the fastest, as far as each dim has room; the rest replicate along
+  // the fastest dim.
   int threads_left = warp_size;
-  for (int d = rank - 1; d >= 0 && threads_left > 1; --d) {
+  for (int d : order) {
+    if (threads_left <= 1) break;
     I room = std::max<I>(1, shape[d] / l.size_per_thread[d]);
     int t = static_cast<int>(std::min<I>(threads_left, room));
     l.threads_per_warp[d] = t;
     threads_left /= t;
   }
-  l.threads_per_warp[rank - 1] *= threads_left;
-  // Warps: the same, starting where threads left room.
+  l.threads_per_warp[fast] *= threads_left;
+  // Warps: the same, starting where threads left room; the rest replicate along the slowest dim.
   int warps_left = num_warps;
-  for (int d = rank - 1; d >= 0 && warps_left > 1; --d) {
+  for (int d : order) {
+    if (warps_left <= 1) break;
     I room = std::max<I>(1, shape[d] / (I{l.size_per_thread[d]} * l.threads_per_warp[d]));
     int w = static_cast<int>(std::min<I>(warps_left, room));
     l.warps_per_cta[d] = w;
     warps_left /= w;
   }
-  l.warps_per_cta[0] *= warps_left;
+  l.warps_per_cta[order.back()] *= warps_left;
   return l;
 }
 

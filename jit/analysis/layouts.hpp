@@ -24,6 +24,10 @@ namespace tessera::analysis {
 // warps spread from the last dim to the first.
 ir::Layout default_blocked_layout(const std::vector<std::int64_t>& shape, int num_warps, int warp_size,
                                   int vector);
+// The same with `vector` elements along order[0] and threads then warps spread along `order`
+// (fastest first): the layout that makes a warp touch contiguous memory along order[0].
+ir::Layout blocked_layout(const std::vector<std::int64_t>& shape, int num_warps, int warp_size, int vector,
+                          const std::vector<int>& order);
 
 ir::Layout slice_layout(const ir::Layout& parent, int dim);
 

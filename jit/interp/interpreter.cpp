@@ -140,6 +140,13 @@ class ProgramRunner {
         for (std::size_t i = 0; i < op.operands.size(); ++i) args.push_back(&operand(op, i));
         return set(op.result(), eval_math(op, args));
       }
+      case OpKind::Reshape: case OpKind::Trans: case OpKind::Join: case OpKind::Split: {
+        std::vector<const Tile*> args;
+        for (std::size_t i = 0; i < op.operands.size(); ++i) args.push_back(&operand(op, i));
+        std::vector<Tile> out = eval_reshape_family(op, args);
+        for (std::size_t k = 0; k < out.size(); ++k) set(op.result(static_cast<int>(k)), std::move(out[k]));
+        return;
+      }
       case OpKind::Cast: return set(op.result(), eval_cast(op, operand(op, 0)));
       case OpKind::Select: return set(op.result(), eval_select(op, operand(op, 0), operand(op, 1), operand(op, 2)));
       case OpKind::AddPtr: return set(op.result(), eval_addptr(op, operand(op, 0), operand(op, 1)));

@@ -31,5 +31,7 @@ Tile eval_cast(const ir::Op& op, const Tile& a);
 bool is_math_op(ir::OpKind k);
 Tile eval_math(const ir::Op& op, const std::vector<const Tile*>& operands);
 Tile eval_select(const ir::Op& op, const Tile& cond, const Tile& a, const Tile& b);
+// reshape, trans, join (two operands) and split (two results) (reshape.cpp): the results in order.
+std::vector<Tile> eval_reshape_family(const ir::Op& op, const std::vector<const Tile*>& operands);
 
 }  // namespace tessera::interp

@@ -99,6 +99,55 @@ std::string arange_rule(const Op& op) {
   return "";
 }
 
+// reshape, trans {order}, join, split (ops.def); shape_rule has checked operand 0 and result 0
+// have one element type.
+std::string reshape_family_rule(const Op& op) {
+  const Type& in = operand_type(op, 0);
+  const Type& out = result_type(op);
+  switch (op.kind) {
+    case OpKind::Reshape:
+      if (!in.is_tile() || !out.is_tile() || in.numel() != out.numel())
+        return fmt::format("reshape must keep the number of elements: {} to {}", to_string(in), to_string(out));
+      return "";
+    case OpKind::Trans: {
+      auto it = op.attrs.find("order");
+      if (it == op.attrs.end() || !std::holds_alternative<std::vector<std::int64_t>>(it->second))
+        return "'trans' needs an integer list attribute 'order'";
+      const auto& order = std::get<std::vector<std::int64_t>>(it->second);
+      if (!in.is_tile() || static_cast<int>(order.size()) != in.rank())
+        return fmt::format("trans order [{}] does not fit {}", fmt::join(order, ", "), to_string(in));
+      std::vector<std::int64_t> shape;
+      std::vector<bool> seen(order.size(), false);
+      for (auto d : order) {
+        if (d < 0 || d >= in.rank() || seen[d]) return fmt::format("trans order [{}] is not a permutation", fmt::join(order, ", "));
+        seen[d] = true;
+        shape.push_back(in.shape[d]);
+      }
+      if (out.shape != shape) return fmt::format("trans result shape must be [{}], got {}", fmt::join(shape, "x"), to_string(out));
+      return "";
+    }
+    case OpKind::Join: {
+      const Type& b = operand_type(op, 1);
+      if (!in.element().same_element_and_shape(b.element()) || in.shape != b.shape)
+        return fmt::format("join operands differ: {} vs {}", to_string(in), to_string(b));
+      auto shape = in.shape;
+      shape.push_back(2);
+      if (out.shape != shape) return fmt::format("join result shape must be [{}], got {}", fmt::join(shape, "x"), to_string(out));
+      return "";
+    }
+    default: {  // Split
+      if (!in.is_tile() || in.shape.back() != 2) return fmt::format("split needs a last dim of 2, got {}", to_string(in));
+      auto shape = in.shape;
+      shape.pop_back();
+      for (const auto& r : op.results)
+        if (!r->type.element().same_element_and_shape(in.element()) || r->type.shape != shape)
+          return fmt::format("split results must have shape [{}] and the operand's element type, got {}",
+                             fmt::join(shape, "x"), to_string(r->type));
+      return "";
+    }
+  }
+}
+
 std::string shape_rule(const Op& op) {
   const Type& in = operand_type(op, 0);
   const Type& out = result_type(op);
@@ -127,6 +176,10 @@ std::string shape_rule(const Op& op) {
         return fmt::format("expand_dims result shape must be [{}], got {}", fmt::join(shape, "x"), to_string(out));
       return "";
     }
+    case OpKind::Reshape:
+    case OpKind::Trans:
+    case OpKind::Join:
+    case OpKind::Split: return reshape_family_rule(op);
     default:  // ConvertLayout
       if (in.shape != out.shape) return fmt::format("convert_layout changes the shape: {} to {}", to_string(in), to_string(out));
       return "";

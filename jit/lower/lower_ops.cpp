@@ -183,15 +183,19 @@ void KernelLowering::lower_convert_layout(const Op& op) {
   const auto& dst_t = op.result()->type;
   llvm::Type* elem = scalar_type(dst_t.element());
   if (dst_t.dtype == DType::I1) elem = b_.getInt8Ty();
+  // One padding element per row of the last dim: a conversion that transposes the thread order
+  // reads or writes down a column, and the padding spreads a column over all 32 banks.
+  const I row = dst_t.shape.back();
+  auto padded = [&](llvm::Value* lin) { return b_.CreateAdd(lin, b_.CreateUDiv(lin, b_.getInt32(static_cast<std::uint32_t>(row)))); };
   const Elems& in = get(op.operands[0]);
   for (I k = 0; k < static_cast<I>(in.size()); ++k) {
     llvm::Value* v = dst_t.dtype == DType::I1 ? b_.CreateZExt(in[k], elem) : in[k];
-    b_.CreateStore(v, b_.CreateGEP(elem, smem_, element_linear_index(src_t, k)));
+    b_.CreateStore(v, b_.CreateGEP(elem, smem_, padded(element_linear_index(src_t, k))));
   }
   target_.barrier(b_);
   Elems out;
   for (I k = 0; k < analysis::distribute(dst_t).num_slots(); ++k) {
-    llvm::Value* v = b_.CreateLoad(elem, b_.CreateGEP(elem, smem_, element_linear_index(dst_t, k)));
+    llvm::Value* v = b_.CreateLoad(elem, b_.CreateGEP(elem, smem_, padded(element_linear_index(dst_t, k))));
     out.push_back(dst_t.dtype == DType::I1 ? b_.CreateTrunc(v, b_.getInt1Ty()) : v);
   }
   target_.barrier(b_);
@@ -211,26 +215,39 @@ llvm::Value* KernelLowering::element_linear_index(const ir::Type& t, I k) {
   return lin;
 }
 
-int KernelLowering::vector_width(const Op& op, const ir::Value* mask) {
-  // Widest power of two that the layout keeps in consecutive slots of one thread, that axis info
-  // proves contiguous and aligned, over which the mask is constant, and at most 16 bytes.
+std::vector<std::vector<I>> KernelLowering::access_groups(const Op& op, const ir::Value* mask) {
+  // Slots accessed as one vector: w consecutive elements along the layout's fastest dim (order[0]),
+  // w the widest power of two that the layout keeps in one thread, that axis info proves
+  // contiguous and aligned, over which the mask is constant, and at most 16 bytes.
   const ir::Value* ptr = op.operands[0];
-  if (!ptr->type.is_tile()) return 1;
-  auto dist = analysis::distribute(ptr->type);
-  const int rank = ptr->type.rank();
-  const int last = rank - 1;
-  int pd = static_cast<int>(dist.shape.size()) - 1;  // the parent dim of the value's last dim
-  if (dist.slice_dim == pd) --pd;
-  for (int d = pd + 1; d < static_cast<int>(dist.slots.size()); ++d)
-    if (dist.slots[d] != 1) return 1;
+  const I n = static_cast<I>(get(ptr).size());
+  std::vector<std::vector<I>> groups;
+  auto singles = [&] {
+    for (I k = 0; k < n; ++k) groups.push_back({k});
+    return groups;
+  };
+  if (!ptr->type.is_tile()) return singles();
+  const auto dist = analysis::distribute(ptr->type);
+  const int pd = dist.layout.order[0];
+  if (pd == dist.slice_dim) return singles();
+  const int vd = pd - (dist.slice_dim >= 0 && dist.slice_dim < pd ? 1 : 0);
   const I esz = ir::dtype_bytes(ptr->type.pointee);
   const auto& pinfo = axis_.get(ptr);
   I v = std::min<I>(dist.layout.size_per_thread[pd], dist.slots[pd]);
-  v = std::min({v, pinfo.contig(last), pinfo.div(last) / esz, I{16} / esz});
-  if (mask) v = std::min(v, axis_.get(mask).cnst(last));
-  int w = 1;
+  v = std::min({v, pinfo.contig(vd), pinfo.div(vd) / esz, I{16} / esz});
+  if (mask) v = std::min(v, axis_.get(mask).cnst(vd));
+  I w = 1;
   while (w * 2 <= v) w *= 2;
-  return w;
+  if (w == 1) return singles();
+  I stride = 1;
+  for (int d = pd + 1; d < static_cast<int>(dist.slots.size()); ++d) stride *= dist.slots[d];
+  for (I k = 0; k < n; ++k) {
+    if (dist.slot_coords(k)[pd] % w != 0) continue;
+    std::vector<I> g;
+    for (I i = 0; i < w; ++i) g.push_back(k + i * stride);
+    groups.push_back(std::move(g));
+  }
+  return groups;
 }
 
 void KernelLowering::lower_load(const Op& op) {
@@ -242,27 +259,27 @@ void KernelLowering::lower_load(const Op& op) {
   const ir::Value* mask_v = op.operands.size() > 1 ? op.operands[1] : nullptr;
   const Elems* mask = mask_v ? &get(mask_v) : nullptr;
   const Elems* other = op.operands.size() > 2 ? &get(op.operands[2]) : nullptr;
-  const int w = vector_width(op, mask_v);
-  const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(res->type.dtype));
-  llvm::Type* vty = w == 1 ? elem : llvm::FixedVectorType::get(elem, w);
-  auto to_memory = [&](llvm::Value* v) { return is_bool ? b_.CreateZExt(v, elem) : v; };
   Elems out(ptrs.size());
-  for (std::size_t g = 0; g < ptrs.size(); g += w) {
+  for (const auto& g : access_groups(op, mask_v)) {
+    const int w = static_cast<int>(g.size());
+    const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(res->type.dtype));
+    llvm::Type* vty = w == 1 ? elem : llvm::FixedVectorType::get(elem, w);
+    auto to_memory = [&](llvm::Value* v) { return is_bool ? b_.CreateZExt(v, elem) : v; };
     llvm::Value* loaded;
     if (!mask) {
-      loaded = b_.CreateAlignedLoad(vty, ptrs[g], llvm::MaybeAlign(align));
+      loaded = b_.CreateAlignedLoad(vty, ptrs[g[0]], llvm::MaybeAlign(align));
     } else {
       llvm::Value* fallback = llvm::Constant::getNullValue(vty);
       if (other) {
-        fallback = w == 1 ? to_memory((*other)[g]) : llvm::PoisonValue::get(vty);
+        fallback = w == 1 ? to_memory((*other)[g[0]]) : llvm::PoisonValue::get(vty);
         for (int i = 0; w > 1 && i < w; ++i)
-          fallback = b_.CreateInsertElement(fallback, to_memory((*other)[g + i]), b_.getInt32(i));
+          fallback = b_.CreateInsertElement(fallback, to_memory((*other)[g[i]]), b_.getInt32(i));
       }
-      loaded = target_.predicated_load(b_, vty, ptrs[g], (*mask)[g], fallback, align);
+      loaded = target_.predicated_load(b_, vty, ptrs[g[0]], (*mask)[g[0]], fallback, align);
     }
     for (int i = 0; i < w; ++i) {
       llvm::Value* v = w == 1 ? loaded : b_.CreateExtractElement(loaded, b_.getInt32(i));
-      out[g + i] = is_bool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
+      out[g[i]] = is_bool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
     }
   }
   set(res, std::move(out));
@@ -273,20 +290,20 @@ void KernelLowering::lower_store(const Op& op) {
   const Elems& vals = get(op.operands[1]);
   const ir::Value* mask_v = op.operands.size() > 2 ? op.operands[2] : nullptr;
   const Elems* mask = mask_v ? &get(mask_v) : nullptr;
-  const int w = vector_width(op, mask_v);
-  const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(op.operands[1]->type.dtype));
   const bool is_bool = op.operands[1]->type.dtype == DType::I1;
   auto to_memory = [&](llvm::Value* v) { return is_bool ? b_.CreateZExt(v, b_.getInt8Ty()) : v; };
-  for (std::size_t g = 0; g < ptrs.size(); g += w) {
-    llvm::Value* v = to_memory(vals[g]);
+  for (const auto& g : access_groups(op, mask_v)) {
+    const int w = static_cast<int>(g.size());
+    const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(op.operands[1]->type.dtype));
+    llvm::Value* v = to_memory(vals[g[0]]);
     if (w > 1) {
       v = llvm::PoisonValue::get(llvm::FixedVectorType::get(v->getType(), w));
-      for (int i = 0; i < w; ++i) v = b_.CreateInsertElement(v, to_memory(vals[g + i]), b_.getInt32(i));
+      for (int i = 0; i < w; ++i) v = b_.CreateInsertElement(v, to_memory(vals[g[i]]), b_.getInt32(i));
     }
     if (mask)
-      target_.predicated_store(b_, v, ptrs[g], (*mask)[g], align);
+      target_.predicated_store(b_, v, ptrs[g[0]], (*mask)[g[0]], align);
     else
-      b_.CreateAlignedStore(v, ptrs[g], llvm::MaybeAlign(align));
+      b_.CreateAlignedStore(v, ptrs[g[0]], llvm::MaybeAlign(align));
   }
 }
 

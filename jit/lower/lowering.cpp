@@ -63,8 +63,15 @@ llvm::Value* KernelLowering::constant_of(const ir::Type& t, const ir::Attr& valu
 std::int64_t KernelLowering::scratch_bytes(const Op& op) {
   std::int64_t bytes = 0;
   switch (op.kind) {
-    case OpKind::ConvertLayout:
+    case OpKind::ConvertLayout: {
+      const auto& t = op.result()->type;  // padded by one element per row (lower_convert_layout)
+      return (t.numel() + t.numel() / t.shape.back() + 1) * ir::dtype_bytes(t.dtype);
+    }
     case OpKind::Scan:
+    case OpKind::Reshape:  // shape ops hold all their operands' elements (lower_shape.cpp)
+    case OpKind::Trans:
+    case OpKind::Join:
+    case OpKind::Split:
     case OpKind::AtomicRmw:  // atomics hand the old values of replicated elements to the other copies
     case OpKind::AtomicCas:
       for (auto* v : op.operands) bytes += v->type.numel() * ir::dtype_bytes(v->type.dtype);
@@ -179,6 +186,10 @@ void KernelLowering::lower_op(const Op& op) {
       return;
     }
     case OpKind::ConvertLayout: return lower_convert_layout(op);
+    case OpKind::Reshape:
+    case OpKind::Trans:
+    case OpKind::Join:
+    case OpKind::Split: return lower_shape_op(op);
     case OpKind::Load: return lower_load(op);
     case OpKind::Store: return lower_store(op);
     case OpKind::AtomicRmw:

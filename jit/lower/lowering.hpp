@@ -56,9 +56,14 @@ class KernelLowering {
   void lower_convert_layout(const ir::Op& op);
   void lower_load(const ir::Op& op);
   void lower_store(const ir::Op& op);
-  int vector_width(const ir::Op& op, const ir::Value* mask);
+  std::vector<std::vector<std::int64_t>> access_groups(const ir::Op& op, const ir::Value* mask);
   // Row-major index, in the tile's shape, of the element in slot k of this thread.
   llvm::Value* element_linear_index(const ir::Type& t, std::int64_t k);
+
+  // reshape, trans, join, split through shared memory (lower_shape.cpp).
+  void lower_shape_op(const ir::Op& op);
+  // Per-dim element indices, in the value's own rank, of the element in slot k of this thread.
+  std::vector<llvm::Value*> element_coords(const ir::Type& t, std::int64_t k);
 
   // Reductions and scans (lower_reduce.cpp).
   void lower_reduce(const ir::Op& op);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "jit/analysis/axis_info.hpp"
 #include "jit/analysis/layouts.hpp"
 #include "tessera/error.hpp"
 
@@ -26,7 +27,7 @@ struct Use {
 
 class LayoutAssigner {
  public:
-  LayoutAssigner(ir::Module& m, int warp_size) : module_(m), warp_size_(warp_size) {}
+  LayoutAssigner(ir::Module& m, int warp_size) : module_(m), warp_size_(warp_size), axis_(m) {}
 
   void run() {
     collect_rank_defaults(module_.entry());
@@ -65,6 +66,44 @@ class LayoutAssigner {
 
   const Layout& default_for(const Value* v) { return defaults_.at(v->type.rank()); }
 
+  // Coalescing: the layout under which a warp's accesses of this load/store/atomic touch
+  // contiguous memory with the widest vector axis info allows: order[0] is the dim along which
+  // the pointers are most contiguous, with min(contiguity, alignment, 16 bytes) elements per
+  // thread along it. Only returned when it differs in order from the rank's default, which is
+  // already coalesced for row-major accesses (so that common kernels need no conversions).
+  std::optional<Layout> coalesced(const Op& op) {
+    const Value* ptr = op.operands[0];
+    if (!ptr->type.is_tile()) return std::nullopt;
+    const analysis::AxisInfo& ai = axis_.get(ptr);
+    const int rank = ptr->type.rank();
+    int fast = rank - 1;
+    for (int d = rank - 1; d >= 0; --d)
+      if (ai.contig(d) > ai.contig(fast)) fast = d;
+    const Layout& def = default_for(ptr);
+    if (fast == def.order[0]) return std::nullopt;
+    std::vector<int> order{fast};
+    for (int d = rank - 1; d >= 0; --d)
+      if (d != fast) order.push_back(d);
+    const std::int64_t esz = ir::dtype_bytes(ptr->type.pointee);
+    const std::int64_t vec = std::max<std::int64_t>(1, std::min({ai.contig(fast), ai.div(fast) / esz, std::int64_t{16} / esz}));
+    return analysis::blocked_layout(ptr->type.shape, module_.num_warps, warp_size_, static_cast<int>(vec), order);
+  }
+  // A load takes the layout its users ask for when that still walks memory along the pointers'
+  // contiguous dim (or is a slice: a vector that is broadcast into a larger tile, kept in
+  // registers); otherwise it loads coalesced and its users get a conversion.
+  Layout load_layout(const Op& op) {
+    const Layout access = access_layout(op);
+    auto it = requested_.find(op.result());
+    if (it == requested_.end()) return access;
+    const Layout& wanted = it->second;
+    if (wanted.kind == Layout::Kind::Slice || wanted.order.at(0) == access.order.at(0)) return wanted;
+    return access;
+  }
+  Layout access_layout(const Op& op) {
+    if (auto c = coalesced(op)) return *c;
+    return default_for(op.operands[0]);
+  }
+
   void set_layout(Value* v, const Layout& l) {
     if (v->type.is_tile()) v->type.layout = l;
   }
@@ -92,18 +131,12 @@ class LayoutAssigner {
         if (op.kind == OpKind::Scan) set_default(r.get());
         else set_layout(r.get(), analysis::slice_layout(default_for(op.operands[0]), static_cast<int>(op.int_attr("axis"))));
       }
-    // A reduction's result is the slice of its operand's (default) layout along the axis: every
-    // thread ends up holding the reduced values of the positions it owned. A scan keeps the layout.
-    if (op.kind == OpKind::Reduce || op.kind == OpKind::Scan)
-      for (auto& r : op.results) {
-        if (!r->type.is_tile()) continue;
-        if (op.kind == OpKind::Scan) set_default(r.get());
-        else set_layout(r.get(), analysis::slice_layout(default_for(op.operands[0]), static_cast<int>(op.int_attr("axis"))));
-      }
     for (auto& r : op.regions) process_block(*r->block);
 
     if (is_atomic(op))  // computed where its operands are (the default layout), converted for users
-      set_default(op.result());
+      set_layout(op.result(), access_layout(op));
+    else if (op.kind == OpKind::Load && op.result()->type.is_tile())
+      set_layout(op.result(), load_layout(op));
     else if (op.kind != OpKind::For && op.kind != OpKind::If && op.kind != OpKind::Reduce && op.kind != OpKind::Scan)
       for (auto& r : op.results) {
         auto it = requested_.find(r.get());
@@ -131,10 +164,17 @@ class LayoutAssigner {
         return analysis::slice_layout(out, static_cast<int>(op.int_attr("axis")));
       }
       case OpKind::Store:
-      case OpKind::Reduce:
-      case OpKind::Scan:
       case OpKind::AtomicRmw:
       case OpKind::AtomicCas:
+        return access_layout(op);
+      case OpKind::Reduce:
+      case OpKind::Scan:
+      // Shape ops move elements between threads through shared memory (lower_shape.cpp), from any
+      // layout: their operand's shape, often its rank, differs from the result's.
+      case OpKind::Reshape:
+      case OpKind::Trans:
+      case OpKind::Join:
+      case OpKind::Split:
         return default_for(v);
       case OpKind::For:
         return op.regions[0]->block->args[i - 2]->type.layout;  // inits follow lb, ub, step
@@ -172,6 +212,7 @@ class LayoutAssigner {
 
   ir::Module& module_;
   int warp_size_;
+  analysis::AxisInfoAnalysis axis_;
   std::map<int, Layout> defaults_;
   std::unordered_map<const Value*, Layout> requested_;
   std::vector<Use> uses_;

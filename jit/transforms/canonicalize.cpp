@@ -122,6 +122,9 @@ class Canonicalizer {
   }
 
   bool simplify_shape(Op& op) {
+    // join reads two operands and split gives two results: a constant first operand says nothing
+    // of the whole result. (reshape and trans of a constant are that constant.)
+    if (op.kind == OpKind::Join || op.kind == OpKind::Split) return false;
     Value* in = op.operands[0];
     if (const Attr* a = constant_of(in)) return replace_with_constant(op, *a);
     bool no_op = op.kind == OpKind::Broadcast || op.kind == OpKind::ConvertLayout;

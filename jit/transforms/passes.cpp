@@ -1,5 +1,6 @@
 #include "jit/transforms/passes.hpp"
 #include "jit/transforms/hoist_loads.hpp"
+#include "jit/transforms/assign_layouts.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,6 +19,9 @@ constexpr PassInfo kPasses[] = {
     {"cse", "merge equal pure ops where the first dominates the second", cse},
     {"dce", "remove ops without side effects whose results are unused", dce},
     {"hoist-loads", "move loads up to the last write or dependency, to overlap their latency", hoist_loads},
+    // The layout pass as the NVIDIA pipeline runs it (warp size 32), for tessera-opt and golden tests.
+    {"coalesce", "give tiles layouts: coalesced for memory accesses, blocked or slice elsewhere; insert conversions",
+     [](ir::Module& m) { assign_layouts(m, 32); }},
 };
 
 }  // namespace
