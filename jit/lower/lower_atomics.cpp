@@ -119,7 +119,11 @@ void KernelLowering::lower_atomic(const Op& op) {
   const ir::Type& rt = op.result()->type;
   const DType d = rt.dtype;
   llvm::Type* elem = scalar_type(rt.element());
-  const llvm::AtomicOrdering order = ordering(op);
+  // The ordering is carried by fences around relaxed atomics: LLVM 22's NVPTX prints an atomicrmw
+  // of any ordering as a plain (relaxed) `atom`, dropping acquire/release. A release fence before
+  // and an acquire fence after give the PTX memory model's mapping of the requested semantics.
+  const llvm::AtomicOrdering requested = ordering(op);
+  const llvm::AtomicOrdering order = llvm::AtomicOrdering::Monotonic;
   const llvm::SyncScope::ID scope = ctx_.getOrInsertSyncScopeID(target_.sync_scope(string_attr(op, "scope")));
   const llvm::Align align(static_cast<std::uint64_t>(ir::dtype_bytes(d)));
   const Elems& ptrs = get(op.operands[0]);
@@ -139,6 +143,9 @@ void KernelLowering::lower_atomic(const Op& op) {
     return ir::is_float(d) ? b_.CreateBitCast(o, elem) : o;
   };
 
+  const bool release = requested == llvm::AtomicOrdering::Release || requested == llvm::AtomicOrdering::AcquireRelease;
+  const bool acquire = requested == llvm::AtomicOrdering::Acquire || requested == llvm::AtomicOrdering::AcquireRelease;
+  if (release) b_.CreateFence(llvm::AtomicOrdering::Release, scope);
   Elems old(ptrs.size());
   for (std::size_t s = 0; s < ptrs.size(); ++s) {
     llvm::Value* pred = owner;
@@ -161,6 +168,7 @@ void KernelLowering::lower_atomic(const Op& op) {
     phi->addIncoming(llvm::Constant::getNullValue(elem), from);  // masked off: 0 (ops.def)
     old[s] = phi;
   }
+  if (acquire) b_.CreateFence(llvm::AtomicOrdering::Acquire, scope);
   if (owner && is_used(m_, op.result())) old = share_from_owners(rt, old, owner);
   set(op.result(), std::move(old));
 }

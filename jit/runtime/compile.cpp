@@ -49,12 +49,13 @@ std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, con
 
 lower::DeviceBinary compile_for_target(const detail::KernelDef& def, const MetaValues& meta,
                                        const std::vector<ir::ArgFacts>& facts, int num_warps,
-                                       const std::string& target) {
+                                       const std::string& target, std::string* ir_with_layouts) {
   const EnvOptions& env = env_options();
   auto m = trace_and_optimize(def, meta, facts, num_warps);
   transforms::assign_layouts(*m, lower::target_warp_size(target));
   ir::verify(*m);
   if (env.dump_ir) dump("IR with layouts", def.name, ir::print(*m));
+  if (ir_with_layouts) *ir_with_layouts = ir::print(*m);
   lower::DeviceBinary bin = lower::compile_to_device(*m, target, env.dump_llvm);
   if (env.dump_llvm) dump("LLVM IR", def.name, bin.llvm_ir);
   if (env.dump_ptx && bin.format == "ptx") dump("PTX", def.name, bin.assembly);

@@ -19,8 +19,9 @@ std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, con
                                                const std::vector<ir::ArgFacts>& facts, int num_warps);
 
 // trace_and_optimize, then layouts and code generation for `target` ("sm_90a", "gfx942", ...).
+// When `ir_with_layouts` is given, it receives the tile IR as lowered (for tests and tools).
 lower::DeviceBinary compile_for_target(const detail::KernelDef& def, const MetaValues& meta,
                                        const std::vector<ir::ArgFacts>& facts, int num_warps,
-                                       const std::string& target);
+                                       const std::string& target, std::string* ir_with_layouts = nullptr);
 
 }  // namespace tessera::runtime

@@ -265,8 +265,9 @@ Artifact compile_only(KernelDef& def, const LaunchOptions& opts, std::span<const
   validate_arguments(def, args);
   validate_num_warps(def, opts.num_warps);
   auto facts = specialization_facts(def, args);
-  auto bin = compile_for_target(def, opts.meta, facts, opts.num_warps, target);
-  return Artifact{bin.format, bin.assembly, bin.data, ""};
+  std::string ir_text;
+  auto bin = compile_for_target(def, opts.meta, facts, opts.num_warps, target, &ir_text);
+  return Artifact{bin.format, bin.assembly, bin.data, std::move(ir_text)};
 }
 
 }  // namespace detail

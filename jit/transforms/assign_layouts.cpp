@@ -100,6 +100,7 @@ class LayoutAssigner {
     return access;
   }
   Layout access_layout(const Op& op) {
+    if (!op.operands[0]->type.is_tile()) return Layout{};  // a scalar access: no layout
     if (auto c = coalesced(op)) return *c;
     return default_for(op.operands[0]);
   }

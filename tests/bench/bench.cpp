@@ -144,6 +144,63 @@ void bench_rows(tessera::cuda::CudaDriver& drv) {
   emit("rms_norm_fwd_fp16_32768x4096", "GB/s", 2.0 * 2 * static_cast<double>(hx.size()) / (time_ms(drv, rms_launch, 30) * 1e-3) / 1e9);
 }
 
+// Layer norm and RMSNorm backward (dX kernel + partial-sum kernel, timed together) and the online
+// softmax over long rows; bytes as examples/norm_kernels.hpp counts them (triton_ref.py the same).
+void bench_norm_bwd(tessera::cuda::CudaDriver& drv) {
+  namespace ex = tessera_examples;
+  for (auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{32768, 4096}, {4096, 8192}}) {
+    const std::size_t elems = static_cast<std::size_t>(rows * cols);
+    std::vector<ts::half> hx(elems), hdy(elems), hw(cols);
+    for (std::size_t i = 0; i < elems; ++i) {
+      hx[i] = ts::half(static_cast<float>((i * 2654435761u) % 1000) * 1e-3f);
+      hdy[i] = ts::half(static_cast<float>((i * 40503u) % 1000) * 1e-3f - 0.5f);
+    }
+    for (std::int64_t c = 0; c < cols; ++c) hw[c] = ts::half(1.0f + static_cast<float>(c % 7) * 0.125f);
+    std::vector<float> hmean(rows), hrstd(rows);
+    ex::layer_norm_stats(hx, hmean, hrstd, rows, cols, 1e-5f);
+    const std::int64_t programs = ex::norm_bwd_programs(rows);
+    auto x = ts::Buffer<ts::half>::from_host(hx), dy = ts::Buffer<ts::half>::from_host(hdy),
+         w = ts::Buffer<ts::half>::from_host(hw);
+    auto mean = ts::Buffer<float>::from_host(hmean), rstd = ts::Buffer<float>::from_host(hrstd);
+    ts::Buffer<ts::half> dx(elems), dw(cols), db(cols);
+    ts::Buffer<float> dwp(programs * cols), dbp(programs * cols);
+    const auto m = static_cast<std::int32_t>(rows), n = static_cast<std::int32_t>(cols),
+               p = static_cast<std::int32_t>(programs);
+    auto ln_dx = ex::make_layer_norm_bwd_dx();
+    auto ln_dwdb = ex::make_layer_norm_bwd_dwdb();
+    auto rms_dx = ex::make_rms_norm_bwd_dx();
+    auto rms_dw = ex::make_rms_norm_bwd_dw();
+    auto ln = [&] {
+      ln_dx[ex::norm_bwd_dx_options(cols, programs)](x, dy, dx, w, mean, rstd, dwp, dbp, n, m, n);
+      ln_dwdb[ex::partial_sum_options(cols)](dwp, dbp, dw, db, p, n);
+    };
+    // RMSNorm reuses the layer norm's rstd: the kernel's work does not depend on its values.
+    auto rms = [&] {
+      rms_dx[ex::norm_bwd_dx_options(cols, programs)](x, dy, dx, w, rstd, dwp, n, m, n);
+      rms_dw[ex::partial_sum_options(cols)](dwp, dw, p, n);
+    };
+    for (int i = 0; i < 3; ++i) { ln(); rms(); }
+    drv.context_synchronize();
+    const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+    emit(("layer_norm_bwd_fp16_" + shape).c_str(), "GB/s", ex::layer_norm_bwd_bytes(rows, cols) / (time_ms(drv, ln, 30) * 1e-3) / 1e9);
+    emit(("rms_norm_bwd_fp16_" + shape).c_str(), "GB/s", ex::rms_norm_bwd_bytes(rows, cols) / (time_ms(drv, rms, 30) * 1e-3) / 1e9);
+  }
+  auto osm = ex::make_online_softmax();
+  for (auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{4096, 65536}, {1024, 262144}}) {
+    std::vector<float> h(static_cast<std::size_t>(rows * cols));
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>((i * 2654435761u) % 1000) * 1e-3f;
+    auto x = ts::Buffer<float>::from_host(h);
+    ts::Buffer<float> out(h.size());
+    const auto c = static_cast<std::int32_t>(cols);
+    auto launch = [&] { osm[ex::online_softmax_options(rows)](x, out, c, c); };
+    for (int i = 0; i < 3; ++i) launch();
+    drv.context_synchronize();
+    const std::string name = "online_softmax_fp32_" + std::to_string(rows) + "x" + std::to_string(cols) + "_B" +
+                             std::to_string(ex::kOnlineSoftmaxBlock);
+    emit(name.c_str(), "GB/s", ex::online_softmax_bytes(rows, cols) / (time_ms(drv, launch, 30) * 1e-3) / 1e9);
+  }
+}
+
 void bench_first_call(tessera::cuda::CudaDriver& drv) {
   // The context and buffers exist before the clock starts (every framework pays for them).
   const std::int32_t n = 1 << 20;
@@ -173,6 +230,7 @@ int main(int argc, char** argv) {
       bench_launch(drv);
     }
     if (mode == "all" || mode == "rows") bench_rows(drv);
+    if (mode == "all" || mode == "rows" || mode == "norm_bwd") bench_norm_bwd(drv);
   } catch (const ts::Error& e) {
     std::fprintf(stderr, "bench: %s\n", e.what());
     return 1;

@@ -10,7 +10,7 @@ export PATH=$W/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee $OUT/gpu.txt
 
 echo "== examples on the GPU"
-for e in vector_add fused_elu broadcast_2d softmax layer_norm; do $e || echo "EXAMPLE FAILED: $e"; done 2>&1 | tee $OUT/examples.log
+for e in vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax; do $e || echo "EXAMPLE FAILED: $e"; done 2>&1 | tee $OUT/examples.log
 echo "== GPU tests"
 tessera_gpu_tests 2>&1 > $OUT/gpu_tests.log; grep -E "FAILED|failed|passed|error" $OUT/gpu_tests.log | head -40
 echo "== compute-sanitizer"

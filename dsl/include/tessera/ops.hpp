@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "tessera/element.hpp"
 #include "tessera/tile.hpp"
@@ -130,6 +132,35 @@ auto where(const Tile<M>& mask, const X& a, const Y& b, const Loc& loc = Loc::cu
   ir::Value* va = detail::operand_value(a, dtype_of<C>, {}, loc);
   ir::Value* vb = detail::operand_value(b, dtype_of<C>, {}, loc);
   return Tile<C>(detail::emit_select(m, va, vb, dtype_of<C>, loc), loc);
+}
+
+// Shape ops (Triton's reshape / trans / permute / join / split). They move elements between
+// threads through shared memory on the GPU, so they cost a round trip there.
+// x's elements in row-major order, in `shape` (as many elements; every dim a power of two).
+template <class T>
+Tile<T> reshape(const Tile<T>& x, const Shape& shape, const Loc& loc = Loc::current()) {
+  return x.reshape(shape, loc);
+}
+// Result dim i is x's dim order[i]; order is a permutation of 0 .. rank-1.
+template <class T>
+Tile<T> permute(const Tile<T>& x, const std::vector<int>& order, const Loc& loc = Loc::current()) {
+  return Tile<T>(detail::emit_permute(x.ir_value(loc), order, "permute", loc), loc);
+}
+// The transpose of a 2-D tile.
+template <class T>
+Tile<T> trans(const Tile<T>& x, const Loc& loc = Loc::current()) {
+  return Tile<T>(detail::emit_permute(x.ir_value(loc), {1, 0}, "trans", loc), loc);
+}
+// a and b (one shape) stacked along a new last dim of 2: result[..., 0] = a, result[..., 1] = b.
+template <class T>
+Tile<T> join(const Tile<T>& a, const Tile<T>& b, const Loc& loc = Loc::current()) {
+  return Tile<T>(detail::emit_join(a.ir_value(loc), b.ir_value(loc), loc), loc);
+}
+// The inverse of join: x's last dim must be 2; returns (x[..., 0], x[..., 1]).
+template <class T>
+std::pair<Tile<T>, Tile<T>> split(const Tile<T>& x, const Loc& loc = Loc::current()) {
+  auto [a, b] = detail::emit_split(x.ir_value(loc), loc);
+  return {Tile<T>(a, loc), Tile<T>(b, loc)};
 }
 
 // Loads the elements `ptr` points to; masked-off lanes are not accessed and give `other` (0).

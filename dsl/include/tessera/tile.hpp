@@ -62,6 +62,10 @@ class Tile : public detail::TileOperators<T> {
   Tile broadcast_to(const Shape& shape, const Loc& loc = Loc::current()) const {
     return Tile(detail::emit_broadcast_to(ir_value(loc), shape, loc), loc);
   }
+  // The same elements in row-major order, in another shape of as many elements (powers of two).
+  Tile reshape(const Shape& shape, const Loc& loc = Loc::current()) const {
+    return Tile(detail::emit_reshape(ir_value(loc), shape, loc), loc);
+  }
 
  private:
   detail::SlotPtr slot_;

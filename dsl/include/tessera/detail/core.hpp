@@ -8,6 +8,7 @@
 #include <source_location>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tessera/dtype.hpp"
@@ -65,6 +66,13 @@ TESSERA_API ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc&
 TESSERA_API ir::Value* emit_cast(ir::Value* a, DType to, const Loc& loc);
 TESSERA_API ir::Value* emit_expand_dims(ir::Value* a, int axis, const Loc& loc);
 TESSERA_API ir::Value* emit_broadcast_to(ir::Value* a, const Shape& shape, const Loc& loc);
+// Shape ops (dsl/src/shape_ops.cpp): reshape keeps the row-major order; permute gives result dim i
+// from operand dim order[i]; join adds a last dim of 2 ([..., 0] = a); split undoes it.
+TESSERA_API ir::Value* emit_reshape(ir::Value* a, const Shape& shape, const Loc& loc);
+// `what` names the DSL function in errors ("trans" or "permute").
+TESSERA_API ir::Value* emit_permute(ir::Value* a, const std::vector<int>& order, const char* what, const Loc& loc);
+TESSERA_API ir::Value* emit_join(ir::Value* a, ir::Value* b, const Loc& loc);
+TESSERA_API std::pair<ir::Value*, ir::Value*> emit_split(ir::Value* a, const Loc& loc);
 TESSERA_API ir::Value* emit_select(ir::Value* cond, ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
 TESSERA_API ir::Value* emit_program_id(int axis, bool num_programs, const Loc& loc);
 TESSERA_API ir::Value* emit_arange(std::int64_t start, std::int64_t end, const Loc& loc);

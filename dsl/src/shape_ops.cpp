@@ -1,0 +1,85 @@
+// The DSL's shape ops as IR: reshape, permute (trans), join, split. Every shape problem is a
+// ProgramError naming the user's line, before any IR is built.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string_view>
+
+#include "dsl/src/trace_state.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::detail {
+namespace {
+
+using ir::OpKind;
+
+bool is_power_of_two(std::int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+void require_tile(const ir::Value* a, const char* what, const Loc& loc) {
+  if (!a->type.is_tile()) program_error(loc, fmt::format("{}: needs a tile, got a scalar", what));
+}
+
+}  // namespace
+
+ir::Value* emit_reshape(ir::Value* a, const Shape& shape, const Loc& loc) {
+  require_tile(a, "reshape", loc);
+  if (shape.empty()) program_error(loc, "reshape: the new shape is empty (a tile has at least one dim)");
+  std::int64_t n = 1;
+  for (auto d : shape) {
+    // Triton's rule, which the layouts rely on: every tile dim is a power of two.
+    if (!is_power_of_two(d))
+      program_error(loc, fmt::format("reshape to {}: every dimension must be a positive power of two", shape_str(shape)));
+    n *= d;
+  }
+  if (n != a->type.numel())
+    program_error(loc, fmt::format("reshape of {} ({} elements) to {} ({} elements): the element count must not change",
+                                   shape_str(a->type.shape), a->type.numel(), shape_str(shape), n));
+  return builder_at(loc).create1(OpKind::Reshape, {a}, a->type.with_shape(shape));
+}
+
+ir::Value* emit_permute(ir::Value* a, const std::vector<int>& order, const char* what, const Loc& loc) {
+  require_tile(a, what, loc);
+  const Shape& from = a->type.shape;
+  const int rank = static_cast<int>(from.size());
+  if (static_cast<int>(order.size()) != rank) {
+    if (std::string_view(what) == "trans")
+      program_error(loc, fmt::format("trans of {}: needs a 2-D tile (ts::permute reorders other ranks)", shape_str(from)));
+    program_error(loc, fmt::format("permute of {}: the order [{}] must name each of its {} dims once", shape_str(from),
+                                   fmt::join(order, ", "), rank));
+  }
+  std::vector<bool> seen(order.size(), false);
+  Shape shape;
+  std::vector<std::int64_t> attr;
+  for (int d : order) {
+    if (d < 0 || d >= rank || seen[d])
+      program_error(loc, fmt::format("{} of {}: the order [{}] is not a permutation of 0..{}", what, shape_str(from),
+                                     fmt::join(order, ", "), rank - 1));
+    seen[d] = true;
+    shape.push_back(from[d]);
+    attr.push_back(d);
+  }
+  return builder_at(loc).create1(OpKind::Trans, {a}, a->type.with_shape(shape), {{"order", attr}});
+}
+
+ir::Value* emit_join(ir::Value* a, ir::Value* b, const Loc& loc) {
+  // The header's signature already makes the element types equal.
+  if (a->type.shape != b->type.shape)
+    program_error(loc, fmt::format("join of {} and {}: both tiles must have the same shape", shape_str(a->type.shape),
+                                   shape_str(b->type.shape)));
+  Shape shape = a->type.shape;
+  shape.push_back(2);
+  return builder_at(loc).create1(OpKind::Join, {a, b}, a->type.with_shape(shape));
+}
+
+std::pair<ir::Value*, ir::Value*> emit_split(ir::Value* a, const Loc& loc) {
+  require_tile(a, "split", loc);
+  if (a->type.shape.back() != 2)
+    program_error(loc, fmt::format("split of {}: the last dimension must be 2", shape_str(a->type.shape)));
+  Shape shape = a->type.shape;
+  shape.pop_back();
+  const ir::Type half = a->type.with_shape(shape);
+  ir::Op* op = builder_at(loc).create(OpKind::Split, {a}, {half, half});
+  return {op->result(0), op->result(1)};
+}
+
+}  // namespace tessera::detail
