@@ -142,7 +142,7 @@ void KernelLowering::lower_reduce(const Op& op) {
       offset_bytes += distinct_warps * out_numel * ir::dtype_bytes(op.operands[i]->type.dtype);
     }
     auto slot_ptr = [&](std::size_t i, llvm::Value* warp, llvm::Value* lin, llvm::Type* elem) {
-      llvm::Value* base = b_.CreateGEP(b_.getInt8Ty(), smem_, b_.getInt32(static_cast<std::uint32_t>(operand_base[i])));
+      llvm::Value* base = b_.CreateGEP(b_.getInt8Ty(), scratch(op), b_.getInt32(static_cast<std::uint32_t>(operand_base[i])));
       llvm::Value* idx = b_.CreateAdd(b_.CreateMul(warp, b_.getInt32(static_cast<std::uint32_t>(out_numel))), lin);
       return b_.CreateGEP(elem, base, idx);
     };
@@ -169,7 +169,7 @@ void KernelLowering::lower_reduce(const Op& op) {
       }
       acc[o] = total;
     }
-    target_.barrier(b_);
+    scratch_done(op);
   }
 
   for (std::size_t i = 0; i < n; ++i) {
@@ -200,7 +200,7 @@ void KernelLowering::lower_scan(const Op& op) {
     bytes += numel * ir::dtype_bytes(ti.dtype);
   }
   auto elem_ptr = [&](std::size_t i, llvm::Value* idx) {
-    llvm::Value* base = b_.CreateGEP(b_.getInt8Ty(), smem_, b_.getInt32(static_cast<std::uint32_t>(base_bytes[i])));
+    llvm::Value* base = b_.CreateGEP(b_.getInt8Ty(), scratch(op), b_.getInt32(static_cast<std::uint32_t>(base_bytes[i])));
     return b_.CreateGEP(mem_types[i], base, idx);
   };
   auto to_mem = [&](std::size_t i, llvm::Value* v) { return v->getType()->isIntegerTy(1) ? b_.CreateZExt(v, mem_types[i]) : v; };
@@ -271,7 +271,7 @@ void KernelLowering::lower_scan(const Op& op) {
       out.push_back(from_mem(i, b_.CreateLoad(mem_types[i], elem_ptr(i, element_linear_index(op.result(static_cast<int>(i))->type, k)))));
     set(op.result(static_cast<int>(i)), std::move(out));
   }
-  target_.barrier(b_);
+  scratch_done(op);
 }
 
 }  // namespace tessera::lower

@@ -88,6 +88,21 @@ std::int64_t KernelLowering::scratch_bytes(const Op& op) {
   }
 }
 
+llvm::Value* KernelLowering::scratch(const Op& op) const {
+  auto it = scratch_base_.find(&op);
+  if (it == scratch_base_.end()) throw InternalError(fmt::format("lowering: '{}' has no shared-memory region", op.name()));
+  return it->second;
+}
+
+void KernelLowering::scratch_done(const Op& op) {
+  // A later run of the same op (the next loop iteration) writes the region again.
+  for (const ir::Block* b = op.parent; b && b->parent && b->parent->parent; b = b->parent->parent->parent)
+    if (b->parent->parent->kind == OpKind::For) {
+      target_.barrier(b_);
+      return;
+    }
+}
+
 void KernelLowering::declare_kernel() {
   std::vector<llvm::Type*> params;
   for (const auto& a : m_.entry().args) {
@@ -100,7 +115,23 @@ void KernelLowering::declare_kernel() {
 
   // Shared memory for layout conversions: one buffer, as large as the largest conversion.
   std::int64_t smem = 0;
-  ir::walk(const_cast<ir::Block&>(m_.entry()), [&](const Op& op) { smem = std::max(smem, scratch_bytes(op)); });
+  // Shared-memory allocation. Conversions, reductions and scans each get a region of their own,
+  // so that none needs a barrier after its last read to protect the next op's writes (only an op
+  // inside a loop does: its next iteration writes the same region). The other users (shape ops,
+  // atomics) share one region at offset 0 and fence every use with barriers on both sides.
+  std::int64_t shared_region = 0, private_bytes = 0;
+  std::vector<std::pair<const Op*, std::int64_t>> private_ops;
+  ir::walk(const_cast<ir::Block&>(m_.entry()), [&](const Op& op) {
+    const std::int64_t bytes = (scratch_bytes(op) + 15) / 16 * 16;
+    if (bytes == 0) return;
+    if (op.kind == OpKind::ConvertLayout || op.kind == OpKind::Reduce || op.kind == OpKind::Scan) {
+      private_ops.emplace_back(&op, private_bytes);
+      private_bytes += bytes;
+    } else {
+      shared_region = std::max(shared_region, bytes);
+    }
+  });
+  smem = shared_region + private_bytes;
   if (smem > 0) {
     auto* arr = llvm::ArrayType::get(b_.getInt8Ty(), static_cast<std::uint64_t>(smem));
     smem_ = new llvm::GlobalVariable(*module_, arr, false, llvm::GlobalValue::InternalLinkage,
@@ -108,6 +139,9 @@ void KernelLowering::declare_kernel() {
                                      llvm::GlobalValue::NotThreadLocal, target_.shared_address_space());
     smem_->setAlignment(llvm::Align(16));
     shared_bytes_ = static_cast<int>(smem);
+    for (const auto& [op, offset] : private_ops)
+      scratch_base_[op] = llvm::ConstantExpr::getInBoundsGetElementPtr(
+          b_.getInt8Ty(), smem_, b_.getInt32(static_cast<std::uint32_t>(shared_region + offset)));
   }
 
   // The prologue computes thread coordinates once, where they dominate every use.

@@ -30,6 +30,10 @@ class KernelLowering {
   // Kernel structure and control flow (lowering.cpp).
   void declare_kernel();
   static std::int64_t scratch_bytes(const ir::Op& op);
+  // The op's own shared-memory region (conversions, reductions, scans), and the barrier that ends
+  // its use when the op sits in a loop.
+  llvm::Value* scratch(const ir::Op& op) const;
+  void scratch_done(const ir::Op& op);
   void lower_block(const ir::Block& b);
   void lower_op(const ir::Op& op);
   void lower_for(const ir::Op& op);
@@ -85,6 +89,7 @@ class KernelLowering {
   mutable llvm::IRBuilder<> b_;
   llvm::Function* fn_ = nullptr;
   llvm::GlobalVariable* smem_ = nullptr;
+  std::unordered_map<const ir::Op*, llvm::Value*> scratch_base_;
   analysis::AxisInfoAnalysis axis_;
   std::unordered_map<const ir::Value*, Elems> values_;
   std::map<std::string, std::vector<llvm::Value*>> bases_;

@@ -183,7 +183,8 @@ TEST_CASE("shape ops compile for sm_90a and gfx942", "[pipeline][shape][codegen]
     if (have_lld) {
       const auto amd = ts::detail::compile_only(*c.def, c.opts, c.args, "gfx942");
       CHECK(amd.format == "hsaco");
-      CHECK(amd.assembly.find("s_barrier") != std::string::npos);
+      // One wave of 64 is the whole workgroup: LLVM drops its barriers, rightly.
+      if (c.opts.num_warps > 1) CHECK(amd.assembly.find("s_barrier") != std::string::npos);
     }
   }
 }
