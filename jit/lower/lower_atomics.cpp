@@ -86,19 +86,7 @@ Elems KernelLowering::share_from_owners(const ir::Type& t, const Elems& old, llv
   // already), a barrier, every thread reads its copies, a barrier (the buffer is reused).
   if (!smem_) throw InternalError("lowering: an atomic without its shared memory");
   llvm::Type* elem = scalar_type(t.element());
-  auto linear_index = [&](I k) -> llvm::Value* {
-    if (!t.is_tile()) return b_.getInt32(0);
-    auto dist = analysis::distribute(t);
-    const auto& base = thread_base(t);
-    auto c = dist.slot_coords(k);
-    llvm::Value* lin = b_.getInt32(0);
-    for (int d = 0; d < static_cast<int>(dist.shape.size()); ++d) {
-      llvm::Value* idx = b_.CreateAnd(b_.CreateAdd(base[d], b_.getInt32(static_cast<std::uint32_t>(dist.offset(d, c[d])))),
-                                      b_.getInt32(static_cast<std::uint32_t>(dist.shape[d] - 1)));
-      lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<std::uint32_t>(dist.shape[d]))), idx);
-    }
-    return lin;
-  };
+  auto linear_index = [&](I k) -> llvm::Value* { return t.is_tile() ? element_linear_index(t, k) : b_.getInt32(0); };
   auto* write_bb = llvm::BasicBlock::Create(ctx_, "atomic.share", fn_);
   auto* join_bb = llvm::BasicBlock::Create(ctx_, "atomic.shared", fn_);
   b_.CreateCondBr(owner, write_bb, join_bb);
