@@ -14,7 +14,14 @@
 namespace tessera::runtime {
 
 std::vector<ir::ArgFacts> specialization_facts(const detail::KernelDef& def, std::span<const ArgValue> args) {
-  std::vector<ir::ArgFacts> facts(args.size());
+  std::vector<ir::ArgFacts> facts;
+  specialization_facts_into(def, args, facts);
+  return facts;
+}
+
+void specialization_facts_into(const detail::KernelDef& def, std::span<const ArgValue> args,
+                               std::vector<ir::ArgFacts>& facts) {
+  facts.assign(args.size(), ir::ArgFacts{});
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (i < def.args.size() && def.args[i].do_not_specialize) continue;
     const ArgValue& a = args[i];
@@ -26,7 +33,6 @@ std::vector<ir::ArgFacts> specialization_facts(const detail::KernelDef& def, std
       facts[i].equal_to_one = a.i == 1;
     }
   }
-  return facts;
 }
 
 namespace {

@@ -13,6 +13,9 @@ namespace tessera::runtime {
 
 // The facts a launch's arguments prove (Triton's specialization), one per kernel argument.
 std::vector<ir::ArgFacts> specialization_facts(const detail::KernelDef& def, std::span<const ArgValue> args);
+// The same into `facts` (resized, not reallocated once large enough): the launch fast path.
+void specialization_facts_into(const detail::KernelDef& def, std::span<const ArgValue> args,
+                               std::vector<ir::ArgFacts>& facts);
 
 // Traces the kernel and runs the target-independent passes (canonicalize, cse, dce), verifying.
 std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, const MetaValues& meta,

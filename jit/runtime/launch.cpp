@@ -207,8 +207,10 @@ void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue>
   const auto grid = resolve_grid(def, opts, grid_limits(ex));
   KernelState& state = state_of(def);
 
+  // Reused per thread: a launch of a cached specialization allocates nothing here.
   thread_local std::vector<std::int64_t> key;
-  const auto facts = specialization_facts(def, args);
+  thread_local std::vector<ir::ArgFacts> facts;
+  specialization_facts_into(def, args, facts);
   build_key(key, ex, opts, facts);
 
   const Compiled* c = nullptr;

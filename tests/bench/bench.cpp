@@ -86,13 +86,18 @@ void bench_launch(tessera::cuda::CudaDriver& drv) {
   add[opts](x, y, out, n);
   drv.context_synchronize();
   const int iters = 20000;
-  for (int round = 0; round < 2; ++round) {  // the first round warms caches; report the second
+  // Rounds of 20,000 back-to-back launches; the first warms caches, the best of the other five is
+  // reported (host timings on a shared machine only ever err upwards). The raw launches below are
+  // measured the same way.
+  double best = 1e30;
+  for (int round = 0; round < 6; ++round) {
     auto t0 = Clock::now();
     for (int i = 0; i < iters; ++i) add[opts](x, y, out, n);
     auto t1 = Clock::now();
     drv.context_synchronize();
-    if (round == 1) emit("launch_cached_vector_add", "us/launch", std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
+    if (round > 0) best = std::min(best, std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
   }
+  emit("launch_cached_vector_add", "us/launch", best);
   // The same kernel through a raw cuLaunchKernel.
   std::array<ts::ArgValue, 4> args{ts::ArgValue::pointer(x.data(), ts::DType::F32), ts::ArgValue::pointer(y.data(), ts::DType::F32),
                                    ts::ArgValue::pointer(out.data(), ts::DType::F32), ts::ArgValue::integer(n, ts::DType::I32)};
@@ -102,13 +107,15 @@ void bench_launch(tessera::cuda::CudaDriver& drv) {
   void* px = x.data(); void* py = y.data(); void* po = out.data(); std::int32_t nn = n;
   void* params[] = {&px, &py, &po, &nn};
   auto raw = drv.launch_fn();
-  for (int round = 0; round < 2; ++round) {
+  best = 1e30;
+  for (int round = 0; round < 6; ++round) {
     auto t0 = Clock::now();
     for (int i = 0; i < iters; ++i) raw(fn, 1, 1, 1, 128, 1, 1, 0, nullptr, params, nullptr);
     auto t1 = Clock::now();
     drv.context_synchronize();
-    if (round == 1) emit("launch_raw_cuLaunchKernel", "us/launch", std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
+    if (round > 0) best = std::min(best, std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
   }
+  emit("launch_raw_cuLaunchKernel", "us/launch", best);
 }
 
 void bench_rows(tessera::cuda::CudaDriver& drv) {

@@ -371,14 +371,16 @@ def bench_launch():
     add_kernel[(1,)](x, y, out, n, BLOCK=1024, num_warps=4)
     torch.cuda.synchronize()
     iters = 20000
-    for rnd in range(2):
+    best = float("inf")
+    for rnd in range(6):  # as bench.cpp: the best of five rounds after a warm-up round
         t0 = time.perf_counter()
         for _ in range(iters):
             add_kernel[(1,)](x, y, out, n, BLOCK=1024, num_warps=4)
         t1 = time.perf_counter()
         torch.cuda.synchronize()
-        if rnd == 1:
-            emit("launch_cached_vector_add", "us/launch", (t1 - t0) * 1e6 / iters)
+        if rnd > 0:
+            best = min(best, (t1 - t0) * 1e6 / iters)
+    emit("launch_cached_vector_add", "us/launch", best)
 
 
 def bench_first_call():

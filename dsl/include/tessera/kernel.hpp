@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <source_location>
 #include <span>
 #include <string>
@@ -85,18 +86,25 @@ class Kernel {
   // A launch with these options; call the result with the kernel's arguments.
   class Launch {
    public:
-    Launch(detail::KernelDef& def, LaunchOptions opts) : def_(def), opts_(std::move(opts)) {}
+    // Options given as a temporary (`add[{...}](...)`) are moved in; options held by the caller
+    // (`add[opts](...)`) are referred to, not copied: a launch of a cached kernel allocates nothing.
+    Launch(detail::KernelDef& def, LaunchOptions&& opts) : def_(def), owned_(std::move(opts)), opts_(&*owned_) {}
+    Launch(detail::KernelDef& def, const LaunchOptions& opts) : def_(def), opts_(&opts) {}
+    Launch(const Launch&) = delete;
+    Launch& operator=(const Launch&) = delete;
     template <class... Args>
     void operator()(Args&&... args) const {
       const auto values = arg_values(std::forward<Args>(args)...);
-      detail::launch(def_, opts_, std::span<const ArgValue>(values.data(), values.size()));
+      detail::launch(def_, *opts_, std::span<const ArgValue>(values.data(), values.size()));
     }
 
    private:
     detail::KernelDef& def_;
-    LaunchOptions opts_;
+    std::optional<LaunchOptions> owned_;
+    const LaunchOptions* opts_;
   };
-  Launch operator[](LaunchOptions opts) const { return Launch(*def_, std::move(opts)); }
+  Launch operator[](LaunchOptions&& opts) const { return Launch(*def_, std::move(opts)); }
+  Launch operator[](const LaunchOptions& opts) const { return Launch(*def_, opts); }
 
   // Type-erased launch for generated callers; the runtime checks the count and kinds.
   void launch(const LaunchOptions& opts, const std::vector<ArgValue>& args) const {
