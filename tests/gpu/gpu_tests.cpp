@@ -217,3 +217,29 @@ TEST_CASE("GPU transpose (coalesced read, coalesced write, padded conversion) ma
     CHECK(bad == 0);
   }
 }
+
+TEST_CASE("num_warps from 1 to 32 and a 3-D grid run on the GPU as on the interpreter", "[gpu]") {
+  if (!have_gpu()) return;
+  auto k = arith_kernel<float>();
+  std::uint32_t seed = 900;
+  for (int warps : {1, 2, 16, 32})
+    for (std::size_t n : {std::size_t{1000}, (std::size_t{1} << 20) + 3}) check_both<float>(k, n, 2048, warps, seed++, -100, 100);
+
+  // out[z][y][x] = x + 1000 * y + 1000000 * z + 7 * (num_programs(0) + num_programs(1) + num_programs(2)),
+  // one program per element of a 13 x 5 x 3 grid.
+  auto grid3 = ts::kernel("grid3", [](ts::Ptr<std::int32_t> out) {
+    auto x = ts::program_id(0), y = ts::program_id(1), z = ts::program_id(2);
+    auto total = ts::num_programs(0) + ts::num_programs(1) + ts::num_programs(2);
+    auto idx = (z * ts::num_programs(1) + y) * ts::num_programs(0) + x;
+    ts::store(out + idx, x + 1000 * y + 1000000 * z + 7 * total);
+  });
+  const int gx = 13, gy = 5, gz = 3;
+  auto out = ts::Buffer<std::int32_t>::from_host(std::vector<std::int32_t>(gx * gy * gz, -1), ts::Executor::Cuda);
+  grid3[{.grid = {gx, gy, gz}, .num_warps = 1, .executor = ts::Executor::Cuda}](out);
+  ts::synchronize(ts::Executor::Cuda);
+  auto r = out.to_host();
+  for (int z = 0; z < gz; ++z)
+    for (int y = 0; y < gy; ++y)
+      for (int x = 0; x < gx; ++x)
+        REQUIRE(r[static_cast<std::size_t>((z * gy + y) * gx + x)] == x + 1000 * y + 1000000 * z + 7 * (gx + gy + gz));
+}
