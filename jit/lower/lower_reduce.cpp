@@ -111,30 +111,14 @@ void KernelLowering::lower_reduce(const Op& op) {
 
   // (3) Across warps, through shared memory: [warp position][operand][output element].
   const I distinct_warps = std::min<I>(wpc, std::max<I>(1, shape_a / (spt * tpw)));
-  ir::Type out_t = op.result()->type;
+  const ir::Type& out_t = op.result()->type;
   if (distinct_warps > 1) {
     const I out_numel = in_t.numel() / shape_a;
     llvm::Value* wa = warp_coord(l, axis);
-    // Row-major index of output slot o among the output elements (the axis removed).
-    auto out_index = [&](I o) {
-      std::vector<I> c(out_slots.size());
-      I rest = o;
-      for (int d = static_cast<int>(c.size()) - 1; d >= 0; --d) {
-        c[d] = rest % out_slots[d];
-        rest /= out_slots[d];
-      }
-      const auto& base = thread_base(in_t);
-      llvm::Value* lin = b_.getInt32(0);
-      for (int d = 0; d < static_cast<int>(c.size()); ++d) {
-        if (d == axis) continue;
-        llvm::Value* idx = b_.CreateAnd(b_.CreateAdd(base[d], b_.getInt32(static_cast<std::uint32_t>(dist.offset(d, c[d])))),
-                                        b_.getInt32(static_cast<std::uint32_t>(dist.shape[d] - 1)));
-        lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<std::uint32_t>(dist.shape[d]))), idx);
-      }
-      return lin;
-    };
+    // Row-major index of each output element: output slot o is slot o of the result, whose slice
+    // layout spreads the output exactly as the operand's layout with the axis collapsed.
     std::vector<llvm::Value*> lins;
-    for (I o = 0; o < num_out; ++o) lins.push_back(out_index(o));
+    for (I o = 0; o < num_out; ++o) lins.push_back(out_t.is_tile() ? element_linear_index(out_t, o) : b_.getInt32(0));
     I offset_bytes = 0;
     std::vector<I> operand_base;
     for (std::size_t i = 0; i < n; ++i) {
