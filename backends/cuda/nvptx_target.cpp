@@ -136,6 +136,15 @@ class NvptxTarget final : public lower::Target {
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_up_i32, {},
                              {b.getInt32(0xffffffffu), v32, b.getInt32(static_cast<std::uint32_t>(delta)), b.getInt32(0)});
   }
+  llvm::Value* shuffle_down(llvm::IRBuilder<>& b, llvm::Value* v32, int delta) const override {
+    // c = 0x1f: lanes past 31 - delta keep their own value.
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_down_i32, {},
+                             {b.getInt32(0xffffffffu), v32, b.getInt32(static_cast<std::uint32_t>(delta)), b.getInt32(0x1f)});
+  }
+  llvm::Value* shuffle_idx(llvm::IRBuilder<>& b, llvm::Value* v32, llvm::Value* src_lane) const override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                             {b.getInt32(0xffffffffu), v32, src_lane, b.getInt32(0x1f)});
+  }
 
   // NVPTX's syncscope names (NVPTXUtilities: "block", "cluster", "device"; "" is .sys).
   std::string sync_scope(const std::string& scope) const override {

@@ -128,6 +128,15 @@ class AmdgpuTarget final : public lower::Target {
     llvm::Value* src = b.CreateSelect(b.CreateICmpULT(lane, d), lane, b.CreateSub(lane, d));
     return permute(b, v32, src);
   }
+  llvm::Value* shuffle_down(llvm::IRBuilder<>& b, llvm::Value* v32, int delta) const override {
+    llvm::Value* lane = lane_id(b);
+    llvm::Value* up = b.CreateAdd(lane, b.getInt32(static_cast<std::uint32_t>(delta)));
+    llvm::Value* src = b.CreateSelect(b.CreateICmpUGE(up, b.getInt32(static_cast<std::uint32_t>(warp_size()))), lane, up);
+    return permute(b, v32, src);
+  }
+  llvm::Value* shuffle_idx(llvm::IRBuilder<>& b, llvm::Value* v32, llvm::Value* src_lane) const override {
+    return permute(b, v32, src_lane);
+  }
 
   // AMDGPU's memory model scopes (LLVM AMDGPUUsage): a workgroup is a CTA, an agent is the GPU.
   std::string sync_scope(const std::string& scope) const override {

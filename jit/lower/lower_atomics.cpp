@@ -56,14 +56,6 @@ llvm::AtomicRMWInst::BinOp rmw_op(const Op& op, DType d) {
   throw InternalError(fmt::format("lowering: atomic '{}' on {} at {}", k, ir::dtype_name(d), op.loc.str()));
 }
 
-bool is_used(const ir::Module& m, const ir::Value* v) {
-  bool used = false;
-  ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) {
-    for (const ir::Value* o : op.operands) used |= o == v;
-  });
-  return used;
-}
-
 }  // namespace
 
 llvm::Value* KernelLowering::owner_predicate(const ir::Type& t) {
@@ -81,24 +73,24 @@ llvm::Value* KernelLowering::owner_predicate(const ir::Type& t) {
   return owner;
 }
 
-Elems KernelLowering::share_from_owners(const ir::Type& t, const Elems& old, llvm::Value* owner) {
+Elems KernelLowering::share_from_owners(const Op& op, const Elems& old, llvm::Value* owner) {
   // Owners write the old values at the elements' row-major indices (the masked-off ones are 0
-  // already), a barrier, every thread reads its copies, a barrier (the buffer is reused).
-  if (!smem_) throw InternalError("lowering: an atomic without its shared memory");
+  // already), then every thread reads its copies.
+  const ir::Type& t = op.result()->type;
   llvm::Type* elem = scalar_type(t.element());
   auto linear_index = [&](I k) -> llvm::Value* { return t.is_tile() ? element_linear_index(t, k) : b_.getInt32(0); };
+  shared_phase(op, 0);
   auto* write_bb = llvm::BasicBlock::Create(ctx_, "atomic.share", fn_);
   auto* join_bb = llvm::BasicBlock::Create(ctx_, "atomic.shared", fn_);
   b_.CreateCondBr(owner, write_bb, join_bb);
   b_.SetInsertPoint(write_bb);
-  for (I k = 0; k < static_cast<I>(old.size()); ++k) b_.CreateStore(old[k], b_.CreateGEP(elem, smem_, linear_index(k)));
+  for (I k = 0; k < static_cast<I>(old.size()); ++k) b_.CreateStore(old[k], b_.CreateGEP(elem, scratch(op), linear_index(k)));
   b_.CreateBr(join_bb);
   b_.SetInsertPoint(join_bb);
-  target_.barrier(b_);
+  shared_phase(op, 1);
   Elems out;
   for (I k = 0; k < static_cast<I>(old.size()); ++k)
-    out.push_back(b_.CreateLoad(elem, b_.CreateGEP(elem, smem_, linear_index(k))));
-  target_.barrier(b_);
+    out.push_back(b_.CreateLoad(elem, b_.CreateGEP(elem, scratch(op), linear_index(k))));
   return out;
 }
 
@@ -157,7 +149,8 @@ void KernelLowering::lower_atomic(const Op& op) {
     old[s] = phi;
   }
   if (acquire) b_.CreateFence(llvm::AtomicOrdering::Acquire, scope);
-  if (owner && is_used(m_, op.result())) old = share_from_owners(rt, old, owner);
+  // The plan gives the op a region exactly when it has replicas and its old values are used.
+  if (owner && smem_plan_->has_region(op)) old = share_from_owners(op, old, owner);
   set(op.result(), std::move(old));
 }
 

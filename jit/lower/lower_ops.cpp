@@ -178,7 +178,7 @@ void KernelLowering::lower_broadcast(const Op& op) {
 
 void KernelLowering::lower_convert_layout(const Op& op) {
   // Through shared memory: every thread writes what it owns at the element's row-major index,
-  // a barrier, every thread reads what it owns in the new layout (the region is this op's own).
+  // then every thread reads what it owns in the new layout (the region is this op's own).
   const auto& src_t = op.operands[0]->type;
   const auto& dst_t = op.result()->type;
   llvm::Type* elem = scalar_type(dst_t.element());
@@ -188,17 +188,17 @@ void KernelLowering::lower_convert_layout(const Op& op) {
   const I row = dst_t.shape.back();
   auto padded = [&](llvm::Value* lin) { return b_.CreateAdd(lin, b_.CreateUDiv(lin, b_.getInt32(static_cast<std::uint32_t>(row)))); };
   const Elems& in = get(op.operands[0]);
+  shared_phase(op, 0);
   for (I k = 0; k < static_cast<I>(in.size()); ++k) {
     llvm::Value* v = dst_t.dtype == DType::I1 ? b_.CreateZExt(in[k], elem) : in[k];
     b_.CreateStore(v, b_.CreateGEP(elem, scratch(op), padded(element_linear_index(src_t, k))));
   }
-  target_.barrier(b_);
+  shared_phase(op, 1);
   Elems out;
   for (I k = 0; k < analysis::distribute(dst_t).num_slots(); ++k) {
     llvm::Value* v = b_.CreateLoad(elem, b_.CreateGEP(elem, scratch(op), padded(element_linear_index(dst_t, k))));
     out.push_back(dst_t.dtype == DType::I1 ? b_.CreateTrunc(v, b_.getInt1Ty()) : v);
   }
-  scratch_done(op);
   set(op.result(), std::move(out));
 }
 

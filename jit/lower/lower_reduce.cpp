@@ -1,4 +1,4 @@
-// reduce and scan lowering.
+// reduce lowering, and the pieces it shares with the scan (lower_scan.cpp).
 //
 // reduce, in three levels (as Triton does): (1) each thread combines the slots it owns along the
 // axis; (2) lanes that hold other positions along the axis combine through butterfly shuffles;
@@ -6,10 +6,6 @@
 // layout replicates (a shape smaller than the layout's CTA tile) are combined once: the shuffle
 // and warp steps only span the distinct positions. Every thread ends with the full result, which
 // is what the result's slice layout says.
-//
-// scan goes through shared memory: the elements are written at their row-major index, one thread
-// per line along the axis scans it in place, and every thread reads back what it owns. It is
-// correct for any layout; a shuffle-based scan is future work.
 #include <fmt/format.h>
 
 #include "jit/lower/lowering.hpp"
@@ -42,7 +38,8 @@ std::vector<llvm::Value*> KernelLowering::combine(const Op& op, const std::vecto
   return out;
 }
 
-llvm::Value* KernelLowering::shuffle_xor_any(llvm::Value* v, int lane_mask) {
+llvm::Value* KernelLowering::shuffle_any(llvm::Value* v, const std::function<llvm::Value*(llvm::Value*)>& shuffle32) {
+  // Shuffles move 32 bits: narrower values widen, 64-bit ones travel as two halves.
   llvm::Type* t = v->getType();
   const llvm::DataLayout& dl = module_->getDataLayout();
   const unsigned bits = static_cast<unsigned>(dl.getTypeSizeInBits(t));
@@ -50,14 +47,17 @@ llvm::Value* KernelLowering::shuffle_xor_any(llvm::Value* v, int lane_mask) {
   llvm::Value* as_int = t->isPointerTy() ? b_.CreatePtrToInt(v, int_t) : b_.CreateBitCast(v, int_t);
   llvm::Value* out;
   if (bits <= 32) {
-    llvm::Value* w = target_.shuffle_xor(b_, b_.CreateZExt(as_int, b_.getInt32Ty()), lane_mask);
-    out = b_.CreateTrunc(w, int_t);
-  } else {  // 64 bits: two halves
-    llvm::Value* lo = target_.shuffle_xor(b_, b_.CreateTrunc(as_int, b_.getInt32Ty()), lane_mask);
-    llvm::Value* hi = target_.shuffle_xor(b_, b_.CreateTrunc(b_.CreateLShr(as_int, 32), b_.getInt32Ty()), lane_mask);
+    out = b_.CreateTrunc(shuffle32(b_.CreateZExt(as_int, b_.getInt32Ty())), int_t);
+  } else {
+    llvm::Value* lo = shuffle32(b_.CreateTrunc(as_int, b_.getInt32Ty()));
+    llvm::Value* hi = shuffle32(b_.CreateTrunc(b_.CreateLShr(as_int, 32), b_.getInt32Ty()));
     out = b_.CreateOr(b_.CreateZExt(lo, int_t), b_.CreateShl(b_.CreateZExt(hi, int_t), 32));
   }
   return t->isPointerTy() ? b_.CreateIntToPtr(out, t) : b_.CreateBitCast(out, t);
+}
+
+llvm::Value* KernelLowering::shuffle_xor_any(llvm::Value* v, int lane_mask) {
+  return shuffle_any(v, [&](llvm::Value* v32) { return target_.shuffle_xor(b_, v32, lane_mask); });
 }
 
 llvm::Value* KernelLowering::warp_coord(const ir::Layout& l, int d) {
@@ -68,6 +68,16 @@ llvm::Value* KernelLowering::warp_coord(const ir::Layout& l, int d) {
     warp = pb.CreateUDiv(warp, pb.getInt32(l.warps_per_cta[o]));
   }
   throw InternalError("warp_coord: dim not in the layout's order");
+}
+
+llvm::Value* KernelLowering::lane_coord(const ir::Layout& l, int d) {
+  llvm::IRBuilder<> pb(fn_->getEntryBlock().getTerminator());
+  llvm::Value* lane = pb.CreateURem(tid_, pb.getInt32(target_.warp_size()));
+  for (int o : l.order) {
+    if (o == d) return pb.CreateURem(lane, pb.getInt32(l.threads_per_warp[o]));
+    lane = pb.CreateUDiv(lane, pb.getInt32(l.threads_per_warp[o]));
+  }
+  throw InternalError("lane_coord: dim not in the layout's order");
 }
 
 void KernelLowering::lower_reduce(const Op& op) {
@@ -94,7 +104,7 @@ void KernelLowering::lower_reduce(const Op& op) {
   }
 
   // (2) Across lanes: butterfly over the lane bits of the axis that hold distinct positions.
-  const I spt = l.size_per_thread[axis], tpw = l.threads_per_warp[axis], wpc = l.warps_per_cta[axis];
+  const I spt = l.size_per_thread[axis], tpw = l.threads_per_warp[axis];
   const I shape_a = dist.shape[axis];
   const I distinct_lanes = std::min<I>(tpw, std::max<I>(1, shape_a / spt));
   I lane_stride = 1;
@@ -110,7 +120,7 @@ void KernelLowering::lower_reduce(const Op& op) {
     }
 
   // (3) Across warps, through shared memory: [warp position][operand][output element].
-  const I distinct_warps = std::min<I>(wpc, std::max<I>(1, shape_a / (spt * tpw)));
+  const I distinct_warps = analysis::warps_along_axis(in_t, axis);
   const ir::Type& out_t = op.result()->type;
   if (distinct_warps > 1) {
     const I out_numel = in_t.numel() / shape_a;
@@ -131,6 +141,7 @@ void KernelLowering::lower_reduce(const Op& op) {
       return b_.CreateGEP(elem, base, idx);
     };
     llvm::Value* wa_distinct = b_.CreateURem(wa, b_.getInt32(static_cast<std::uint32_t>(distinct_warps)));
+    shared_phase(op, 0);
     for (I o = 0; o < num_out; ++o)
       for (std::size_t i = 0; i < n; ++i) {
         llvm::Value* v = acc[o][i];
@@ -138,7 +149,7 @@ void KernelLowering::lower_reduce(const Op& op) {
         if (v->getType()->isIntegerTy(1)) v = b_.CreateZExt(v, elem);
         b_.CreateStore(v, slot_ptr(i, wa_distinct, lins[o], elem));
       }
-    target_.barrier(b_);
+    shared_phase(op, 1);
     for (I o = 0; o < num_out; ++o) {
       std::vector<llvm::Value*> total;
       for (I w = 0; w < distinct_warps; ++w) {
@@ -153,7 +164,6 @@ void KernelLowering::lower_reduce(const Op& op) {
       }
       acc[o] = total;
     }
-    scratch_done(op);
   }
 
   for (std::size_t i = 0; i < n; ++i) {
@@ -161,101 +171,6 @@ void KernelLowering::lower_reduce(const Op& op) {
     for (I o = 0; o < num_out; ++o) out.push_back(acc[o][i]);
     set(op.result(static_cast<int>(i)), std::move(out));
   }
-}
-
-void KernelLowering::lower_scan(const Op& op) {
-  const ir::Type& t = op.operands[0]->type;
-  const int axis = static_cast<int>(op.int_attr("axis"));
-  const bool reverse = op.has_attr("reverse") && op.int_attr("reverse") != 0;
-  const std::size_t n = op.operands.size();
-  const I numel = t.numel();
-  const I len = t.shape[axis];
-  I inner = 1;
-  for (int d = axis + 1; d < t.rank(); ++d) inner *= t.shape[d];
-  const I lines = numel / len;
-
-  std::vector<I> base_bytes;
-  std::vector<llvm::Type*> mem_types;
-  I bytes = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    base_bytes.push_back(bytes);
-    const auto& ti = op.operands[i]->type;
-    mem_types.push_back(ti.dtype == DType::I1 ? b_.getInt8Ty() : scalar_type(ti.element()));
-    bytes += numel * ir::dtype_bytes(ti.dtype);
-  }
-  auto elem_ptr = [&](std::size_t i, llvm::Value* idx) {
-    llvm::Value* base = b_.CreateGEP(b_.getInt8Ty(), scratch(op), b_.getInt32(static_cast<std::uint32_t>(base_bytes[i])));
-    return b_.CreateGEP(mem_types[i], base, idx);
-  };
-  auto to_mem = [&](std::size_t i, llvm::Value* v) { return v->getType()->isIntegerTy(1) ? b_.CreateZExt(v, mem_types[i]) : v; };
-  auto from_mem = [&](std::size_t i, llvm::Value* v) {
-    return op.operands[i]->type.dtype == DType::I1 ? b_.CreateTrunc(v, b_.getInt1Ty()) : v;
-  };
-
-  for (std::size_t i = 0; i < n; ++i) {
-    const Elems& in = get(op.operands[i]);
-    for (I k = 0; k < static_cast<I>(in.size()); ++k) b_.CreateStore(to_mem(i, in[k]), elem_ptr(i, element_linear_index(t, k)));
-  }
-  target_.barrier(b_);
-
-  // One thread per line: for (line = tid; line < lines; line += threads) scan it in place.
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(ctx_, "scan.line", fn_);
-  auto* body = llvm::BasicBlock::Create(ctx_, "scan.body", fn_);
-  auto* done = llvm::BasicBlock::Create(ctx_, "scan.done", fn_);
-  b_.CreateBr(header);
-  b_.SetInsertPoint(header);
-  llvm::PHINode* line = b_.CreatePHI(b_.getInt32Ty(), 2);
-  line->addIncoming(tid_, pre);
-  b_.CreateCondBr(b_.CreateICmpULT(line, b_.getInt32(static_cast<std::uint32_t>(lines))), body, done);
-  b_.SetInsertPoint(body);
-  // line -> (outer, inner) -> first element index; the axis stride is `inner`.
-  llvm::Value* outer = b_.CreateUDiv(line, b_.getInt32(static_cast<std::uint32_t>(inner)));
-  llvm::Value* in_i = b_.CreateURem(line, b_.getInt32(static_cast<std::uint32_t>(inner)));
-  llvm::Value* start = b_.CreateAdd(b_.CreateMul(outer, b_.getInt32(static_cast<std::uint32_t>(len * inner))), in_i);
-  auto index_at = [&](llvm::Value* step) {
-    llvm::Value* k = reverse ? b_.CreateSub(b_.getInt32(static_cast<std::uint32_t>(len - 1)), step) : step;
-    return b_.CreateAdd(start, b_.CreateMul(k, b_.getInt32(static_cast<std::uint32_t>(inner))));
-  };
-  std::vector<llvm::Value*> first;
-  for (std::size_t i = 0; i < n; ++i) first.push_back(from_mem(i, b_.CreateLoad(mem_types[i], elem_ptr(i, index_at(b_.getInt32(0))))));
-  // An inner loop over the line, so that the combine region is emitted once.
-  llvm::BasicBlock* line_entry = b_.GetInsertBlock();
-  auto* step_head = llvm::BasicBlock::Create(ctx_, "scan.step", fn_);
-  auto* step_body = llvm::BasicBlock::Create(ctx_, "scan.step.body", fn_);
-  auto* line_latch = llvm::BasicBlock::Create(ctx_, "scan.latch", fn_);
-  b_.CreateBr(step_head);
-  b_.SetInsertPoint(step_head);
-  llvm::PHINode* step = b_.CreatePHI(b_.getInt32Ty(), 2);
-  step->addIncoming(b_.getInt32(1), line_entry);
-  std::vector<llvm::PHINode*> running;
-  for (std::size_t i = 0; i < n; ++i) {
-    running.push_back(b_.CreatePHI(first[i]->getType(), 2));
-    running.back()->addIncoming(first[i], line_entry);
-  }
-  b_.CreateCondBr(b_.CreateICmpULT(step, b_.getInt32(static_cast<std::uint32_t>(len))), step_body, line_latch);
-  b_.SetInsertPoint(step_body);
-  llvm::Value* idx = index_at(step);
-  std::vector<llvm::Value*> next, prev(running.begin(), running.end());
-  for (std::size_t i = 0; i < n; ++i) next.push_back(from_mem(i, b_.CreateLoad(mem_types[i], elem_ptr(i, idx))));
-  std::vector<llvm::Value*> combined = combine(op, prev, next);
-  for (std::size_t i = 0; i < n; ++i) b_.CreateStore(to_mem(i, combined[i]), elem_ptr(i, idx));
-  llvm::BasicBlock* step_end = b_.GetInsertBlock();
-  step->addIncoming(b_.CreateAdd(step, b_.getInt32(1)), step_end);
-  for (std::size_t i = 0; i < n; ++i) running[i]->addIncoming(combined[i], step_end);
-  b_.CreateBr(step_head);
-  b_.SetInsertPoint(line_latch);
-  line->addIncoming(b_.CreateAdd(line, b_.getInt32(static_cast<std::uint32_t>(num_threads_))), b_.GetInsertBlock());
-  b_.CreateBr(header);
-  b_.SetInsertPoint(done);
-  target_.barrier(b_);
-  for (std::size_t i = 0; i < n; ++i) {
-    Elems out;
-    for (I k = 0; k < analysis::distribute(op.result(static_cast<int>(i))->type).num_slots(); ++k)
-      out.push_back(from_mem(i, b_.CreateLoad(mem_types[i], elem_ptr(i, element_linear_index(op.result(static_cast<int>(i))->type, k)))));
-    set(op.result(static_cast<int>(i)), std::move(out));
-  }
-  scratch_done(op);
 }
 
 }  // namespace tessera::lower

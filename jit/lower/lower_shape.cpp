@@ -1,7 +1,7 @@
 // reshape, trans, join and split: ops that send elements to other positions, hence to other
 // threads. Like convert_layout they go through shared memory: every thread writes the elements it
-// owns, a barrier, every thread reads the elements its result slots need, a barrier (the buffer is
-// reused by the next op). One index space per op keeps the addressing simple:
+// owns, then every thread reads the elements its result slots need (barriers where the shared
+// memory plan puts them). One index space per op keeps the addressing simple:
 //   reshape, trans, split: the operand's row-major index;   join: the result's row-major index.
 #include <fmt/format.h>
 
@@ -42,7 +42,6 @@ llvm::Value* linear(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& coord
 }  // namespace
 
 void KernelLowering::lower_shape_op(const Op& op) {
-  if (!smem_) throw InternalError(fmt::format("lowering: '{}' without shared memory at {}", op.name(), op.loc.str()));
   const ir::Type& first = op.result()->type;
   // Memory holds a bool as a byte, as loads and stores do.
   const bool is_bool = first.dtype == DType::I1;
@@ -53,6 +52,7 @@ void KernelLowering::lower_shape_op(const Op& op) {
   };
 
   // Write: join interleaves its operands ([..., k] = operand k); the others write in place.
+  shared_phase(op, 0);
   for (int i = 0; i < static_cast<int>(op.operands.size()); ++i) {
     const ir::Type& t = op.operands[i]->type;
     const Elems& in = get(op.operands[i]);
@@ -60,10 +60,10 @@ void KernelLowering::lower_shape_op(const Op& op) {
       llvm::Value* lin = linear(b_, element_coords(t, k), t.shape);
       llvm::Value* at = op.kind == OpKind::Join ? interleave(lin, i) : lin;
       llvm::Value* v = is_bool ? b_.CreateZExt(in[k], elem) : in[k];
-      b_.CreateStore(v, b_.CreateGEP(elem, smem_, at));
+      b_.CreateStore(v, b_.CreateGEP(elem, scratch(op), at));
     }
   }
-  target_.barrier(b_);
+  shared_phase(op, 1);
 
   // Read: each result slot computes where its element was written.
   const ir::Type& src_t = op.operands[0]->type;
@@ -86,12 +86,11 @@ void KernelLowering::lower_shape_op(const Op& op) {
         case OpKind::Split: at = interleave(linear(b_, c, t.shape), r); break;
         default: at = linear(b_, c, t.shape); break;  // reshape (same row-major order), join
       }
-      llvm::Value* v = b_.CreateLoad(elem, b_.CreateGEP(elem, smem_, at));
+      llvm::Value* v = b_.CreateLoad(elem, b_.CreateGEP(elem, scratch(op), at));
       out.push_back(is_bool ? b_.CreateTrunc(v, b_.getInt1Ty()) : v);
     }
     set(op.result(r), std::move(out));
   }
-  target_.barrier(b_);
 }
 
 }  // namespace tessera::lower

@@ -59,48 +59,14 @@ llvm::Value* KernelLowering::constant_of(const ir::Type& t, const ir::Attr& valu
   return llvm::ConstantInt::get(ty, static_cast<std::uint64_t>(v), /*signed=*/true);
 }
 
-// Shared memory an op needs while it runs (one buffer serves all ops: each op ends with a barrier).
-std::int64_t KernelLowering::scratch_bytes(const Op& op) {
-  std::int64_t bytes = 0;
-  switch (op.kind) {
-    case OpKind::ConvertLayout: {
-      const auto& t = op.result()->type;  // padded by one element per row (lower_convert_layout)
-      return (t.numel() + t.numel() / t.shape.back() + 1) * ir::dtype_bytes(t.dtype);
-    }
-    case OpKind::Scan:
-    case OpKind::Reshape:  // shape ops hold all their operands' elements (lower_shape.cpp)
-    case OpKind::Trans:
-    case OpKind::Join:
-    case OpKind::Split:
-    case OpKind::AtomicRmw:  // atomics hand the old values of replicated elements to the other copies
-    case OpKind::AtomicCas:
-      for (auto* v : op.operands) bytes += v->type.numel() * ir::dtype_bytes(v->type.dtype);
-      return bytes;
-    case OpKind::Reduce: {
-      // [warp positions along the axis][output elements] per operand; an upper bound.
-      const auto& t = op.operands[0]->type;
-      const std::int64_t axis = op.int_attr("axis");
-      const std::int64_t warps = t.layout.is_none() ? 1 : t.layout.warps_per_cta.at(static_cast<std::size_t>(axis));
-      for (auto* v : op.operands) bytes += warps * (v->type.numel() / t.shape[axis]) * ir::dtype_bytes(v->type.dtype);
-      return bytes;
-    }
-    default: return 0;
-  }
-}
-
 llvm::Value* KernelLowering::scratch(const Op& op) const {
-  auto it = scratch_base_.find(&op);
-  if (it == scratch_base_.end()) throw InternalError(fmt::format("lowering: '{}' has no shared-memory region", op.name()));
-  return it->second;
+  if (!smem_) throw InternalError(fmt::format("lowering: '{}' without shared memory at {}", op.name(), op.loc.str()));
+  return llvm::ConstantExpr::getInBoundsGetElementPtr(b_.getInt8Ty(), smem_,
+                                                      b_.getInt32(static_cast<std::uint32_t>(smem_plan_->offset(op))));
 }
 
-void KernelLowering::scratch_done(const Op& op) {
-  // A later run of the same op (the next loop iteration) writes the region again.
-  for (const ir::Block* b = op.parent; b && b->parent && b->parent->parent; b = b->parent->parent->parent)
-    if (b->parent->parent->kind == OpKind::For) {
-      target_.barrier(b_);
-      return;
-    }
+void KernelLowering::shared_phase(const Op& op, int phase) {
+  if (smem_plan_->barrier_before(op, phase)) target_.barrier(b_);
 }
 
 void KernelLowering::declare_kernel() {
@@ -113,35 +79,16 @@ void KernelLowering::declare_kernel() {
   fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, m_.name, module_.get());
   target_.mark_kernel(fn_, num_threads_);
 
-  // Shared memory for layout conversions: one buffer, as large as the largest conversion.
-  std::int64_t smem = 0;
-  // Shared-memory allocation. Conversions, reductions and scans each get a region of their own,
-  // so that none needs a barrier after its last read to protect the next op's writes (only an op
-  // inside a loop does: its next iteration writes the same region). The other users (shape ops,
-  // atomics) share one region at offset 0 and fence every use with barriers on both sides.
-  std::int64_t shared_region = 0, private_bytes = 0;
-  std::vector<std::pair<const Op*, std::int64_t>> private_ops;
-  ir::walk(const_cast<ir::Block&>(m_.entry()), [&](const Op& op) {
-    const std::int64_t bytes = (scratch_bytes(op) + 15) / 16 * 16;
-    if (bytes == 0) return;
-    if (op.kind == OpKind::ConvertLayout || op.kind == OpKind::Reduce || op.kind == OpKind::Scan) {
-      private_ops.emplace_back(&op, private_bytes);
-      private_bytes += bytes;
-    } else {
-      shared_region = std::max(shared_region, bytes);
-    }
-  });
-  smem = shared_region + private_bytes;
-  if (smem > 0) {
+  // Shared memory: one buffer holding every op's region, barriers where the plan puts them
+  // (jit/analysis/shared_memory.hpp).
+  smem_plan_ = std::make_unique<analysis::SharedMemoryPlan>(m_);
+  if (const std::int64_t smem = smem_plan_->total_bytes(); smem > 0) {
     auto* arr = llvm::ArrayType::get(b_.getInt8Ty(), static_cast<std::uint64_t>(smem));
     smem_ = new llvm::GlobalVariable(*module_, arr, false, llvm::GlobalValue::InternalLinkage,
                                      llvm::UndefValue::get(arr), "tessera_smem", nullptr,
                                      llvm::GlobalValue::NotThreadLocal, target_.shared_address_space());
     smem_->setAlignment(llvm::Align(16));
     shared_bytes_ = static_cast<int>(smem);
-    for (const auto& [op, offset] : private_ops)
-      scratch_base_[op] = llvm::ConstantExpr::getInBoundsGetElementPtr(
-          b_.getInt8Ty(), smem_, b_.getInt32(static_cast<std::uint32_t>(shared_region + offset)));
   }
 
   // The prologue computes thread coordinates once, where they dominate every use.

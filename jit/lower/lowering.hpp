@@ -2,6 +2,7 @@
 // thread owns under the value's layout (jit/analysis/layouts.hpp), one LLVM value per slot; a
 // scalar is one LLVM value shared by all threads.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "jit/analysis/axis_info.hpp"
 #include "jit/analysis/layouts.hpp"
+#include "jit/analysis/shared_memory.hpp"
 #include "jit/lower/target.hpp"
 
 namespace tessera::lower {
@@ -29,11 +31,10 @@ class KernelLowering {
  private:
   // Kernel structure and control flow (lowering.cpp).
   void declare_kernel();
-  static std::int64_t scratch_bytes(const ir::Op& op);
-  // The op's own shared-memory region (conversions, reductions, scans), and the barrier that ends
-  // its use when the op sits in a loop.
+  // The op's shared-memory region, and the barrier (if the plan places one) before phase
+  // `phase` of its use: 0 before its writes, 1 before its reads.
   llvm::Value* scratch(const ir::Op& op) const;
-  void scratch_done(const ir::Op& op);
+  void shared_phase(const ir::Op& op, int phase);
   void lower_block(const ir::Block& b);
   void lower_op(const ir::Op& op);
   void lower_for(const ir::Op& op);
@@ -69,18 +70,22 @@ class KernelLowering {
   // Per-dim element indices, in the value's own rank, of the element in slot k of this thread.
   std::vector<llvm::Value*> element_coords(const ir::Type& t, std::int64_t k);
 
-  // Reductions and scans (lower_reduce.cpp).
+  // Reductions (lower_reduce.cpp) and scans (lower_scan.cpp).
   void lower_reduce(const ir::Op& op);
   void lower_scan(const ir::Op& op);
   std::vector<llvm::Value*> combine(const ir::Op& op, const std::vector<llvm::Value*>& lhs,
                                     const std::vector<llvm::Value*>& rhs);
+  // A lane shuffle of a value of any type, through `shuffle32` applied to 32-bit pieces.
+  llvm::Value* shuffle_any(llvm::Value* v, const std::function<llvm::Value*(llvm::Value*)>& shuffle32);
   llvm::Value* shuffle_xor_any(llvm::Value* v, int lane_mask);
   llvm::Value* warp_coord(const ir::Layout& l, int d);
+  // This thread's lane coordinate along dim d of a blocked layout.
+  llvm::Value* lane_coord(const ir::Layout& l, int d);
 
   // Atomics (lower_atomics.cpp).
   void lower_atomic(const ir::Op& op);
   llvm::Value* owner_predicate(const ir::Type& t);  // null: every thread owns its elements
-  Elems share_from_owners(const ir::Type& t, const Elems& old, llvm::Value* owner);
+  Elems share_from_owners(const ir::Op& op, const Elems& old, llvm::Value* owner);
 
   const ir::Module& m_;
   const Target& target_;
@@ -89,7 +94,7 @@ class KernelLowering {
   mutable llvm::IRBuilder<> b_;
   llvm::Function* fn_ = nullptr;
   llvm::GlobalVariable* smem_ = nullptr;
-  std::unordered_map<const ir::Op*, llvm::Value*> scratch_base_;
+  std::unique_ptr<analysis::SharedMemoryPlan> smem_plan_;
   analysis::AxisInfoAnalysis axis_;
   std::unordered_map<const ir::Value*, Elems> values_;
   std::map<std::string, std::vector<llvm::Value*>> bases_;

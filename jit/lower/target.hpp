@@ -56,6 +56,11 @@ class Target {
   // The same with the lane `delta` below this one (lanes below delta get their own value back):
   // one step of a warp scan.
   virtual llvm::Value* shuffle_up(llvm::IRBuilder<>& b, llvm::Value* v32, int delta) const = 0;
+  // The same with the lane `delta` above this one (lanes past the last get their own value back):
+  // one step of a reverse warp scan.
+  virtual llvm::Value* shuffle_down(llvm::IRBuilder<>& b, llvm::Value* v32, int delta) const = 0;
+  // The value of lane `src_lane` (i32, any lane of the warp): a broadcast from one lane.
+  virtual llvm::Value* shuffle_idx(llvm::IRBuilder<>& b, llvm::Value* v32, llvm::Value* src_lane) const = 0;
 
   // The LLVM syncscope name of an atomic's scope ("cta", "gpu" or "sys"). The default, "" (the
   // whole system), is correct everywhere but may be slower than the target's narrower scopes.

@@ -249,17 +249,17 @@ TEST_CASE("GPU scans (cumsum, cumprod, max-scan; both axes; reverse) match prefi
   if (!have_gpu()) return;
   std::mt19937 rng(31);
   std::uniform_int_distribution<int> d(-3, 3);
-  for (auto [rows, cols] : {std::pair{1, 256}, std::pair{16, 64}, std::pair{64, 16}, std::pair{4, 1024}})
-    for (int kind = 0; kind < 3; ++kind)
+  for (auto [rows, cols, warps] : scan_test::kScanShapes)
+    for (int kind = 0; kind < scan_test::kScanKinds; ++kind)
       for (int axis = 0; axis < 2; ++axis)
         for (bool reverse : {false, true}) {
-          INFO(rows << " x " << cols << ", kind " << kind << ", axis " << axis << ", reverse " << reverse);
+          INFO(rows << " x " << cols << ", " << warps << " warps, kind " << kind << ", axis " << axis << ", reverse " << reverse);
           std::vector<std::int32_t> hx(static_cast<std::size_t>(rows) * cols);
           for (auto& v : hx) v = d(rng);
           auto x = ts::Buffer<std::int32_t>::from_host(hx, ts::Executor::Cuda);
           auto out = ts::Buffer<std::int32_t>::from_host(std::vector<std::int32_t>(hx.size(), -99), ts::Executor::Cuda);
           auto k = scan_test::scan_kernel(kind, axis, reverse);
-          k[{.grid = {1}, .meta = {{"R", rows}, {"C", cols}}, .num_warps = 4, .executor = ts::Executor::Cuda}](x, out);
+          k[{.grid = {1}, .meta = {{"R", rows}, {"C", cols}}, .num_warps = warps, .executor = ts::Executor::Cuda}](x, out);
           ts::synchronize(ts::Executor::Cuda);
           CHECK(out.to_host() == scan_test::reference(hx, rows, cols, kind, axis, reverse));
         }

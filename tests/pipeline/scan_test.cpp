@@ -17,15 +17,15 @@ using scan_test::scan_kernel;
 TEST_CASE("scans match prefix loops on the interpreter and compile for sm_90a", "[pipeline][scan]") {
   std::mt19937 rng(2026);
   std::uniform_int_distribution<int> d(-3, 3);
-  for (auto [rows, cols] : {std::pair{1, 256}, std::pair{16, 64}, std::pair{64, 16}, std::pair{4, 1024}})
-    for (int kind = 0; kind < 3; ++kind)
+  for (auto [rows, cols, warps] : scan_test::kScanShapes)
+    for (int kind = 0; kind < scan_test::kScanKinds; ++kind)
       for (int axis = 0; axis < 2; ++axis)
         for (bool reverse : {false, true}) {
-          INFO(rows << " x " << cols << ", kind " << kind << ", axis " << axis << ", reverse " << reverse);
+          INFO(rows << " x " << cols << ", " << warps << " warps, kind " << kind << ", axis " << axis << ", reverse " << reverse);
           std::vector<std::int32_t> x(static_cast<std::size_t>(rows) * cols), out(x.size(), -99);
           for (auto& v : x) v = d(rng);
           auto k = scan_kernel(kind, axis, reverse);
-          const ts::LaunchOptions opts{.grid = {1}, .meta = {{"R", rows}, {"C", cols}}, .num_warps = 4,
+          const ts::LaunchOptions opts{.grid = {1}, .meta = {{"R", rows}, {"C", cols}}, .num_warps = warps,
                                        .executor = ts::Executor::Interpreter};
           k[opts](x, out);
           CHECK(out == reference(x, rows, cols, kind, axis, reverse));

@@ -1,0 +1,182 @@
+#include "jit/analysis/shared_memory.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "jit/analysis/layouts.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::analysis {
+using ir::Op;
+using ir::OpKind;
+using I = std::int64_t;
+
+I warps_along_axis(const ir::Type& t, int axis) {
+  if (t.layout.is_none() || t.layout.kind != ir::Layout::Kind::Blocked) return 1;
+  const auto& l = t.layout;
+  const I per_warp = I{l.size_per_thread[axis]} * l.threads_per_warp[axis];
+  return std::min<I>(l.warps_per_cta[axis], std::max<I>(1, t.shape[axis] / per_warp));
+}
+
+bool has_replicas(const ir::Type& t) {
+  if (!t.is_tile()) return true;
+  const auto dist = distribute(t);
+  for (std::size_t d = 0; d < dist.shape.size(); ++d)
+    if (dist.shape[d] < dist.cta_tile[d]) return true;
+  return false;
+}
+
+namespace {
+
+// Slots along `axis` that one thread holds, in groups of size_per_thread: the repetitions of the
+// CTA tile along the axis (a scan exchanges one partial per repetition and warp).
+I repetitions_along_axis(const ir::Type& t, int axis) {
+  const auto dist = distribute(t);
+  const I spt = dist.layout.size_per_thread[axis];
+  return (dist.slots[axis] + spt - 1) / spt;
+}
+
+bool is_private_user(OpKind k) { return k == OpKind::ConvertLayout || k == OpKind::Reduce || k == OpKind::Scan; }
+
+std::unordered_set<const ir::Value*> used_values(const ir::Module& m) {
+  std::unordered_set<const ir::Value*> used;
+  ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) {
+    for (const ir::Value* v : op.operands) used.insert(v);
+  });
+  return used;
+}
+
+}  // namespace
+
+I shared_bytes(const Op& op) {
+  I bytes = 0;
+  switch (op.kind) {
+    case OpKind::ConvertLayout: {
+      const auto& t = op.result()->type;  // padded by one element per row (lower_convert_layout)
+      return (t.numel() + t.numel() / t.shape.back() + 1) * ir::dtype_bytes(t.dtype);
+    }
+    case OpKind::Reduce:
+    case OpKind::Scan: {
+      // [repetition (scans)][warp position along the axis][line] per operand.
+      const auto& t = op.operands[0]->type;
+      const int axis = static_cast<int>(op.int_attr("axis"));
+      const I warps = warps_along_axis(t, axis);
+      if (warps == 1) return 0;
+      const I reps = op.kind == OpKind::Scan ? repetitions_along_axis(t, axis) : 1;
+      for (auto* v : op.operands) bytes += reps * warps * (v->type.numel() / t.shape[axis]) * ir::dtype_bytes(v->type.dtype);
+      return bytes;
+    }
+    case OpKind::Reshape:  // shape ops hold all their operands' elements (lower_shape.cpp)
+    case OpKind::Trans:
+    case OpKind::Join:
+    case OpKind::Split:
+      for (auto* v : op.operands) bytes += v->type.numel() * ir::dtype_bytes(v->type.dtype);
+      return bytes;
+    case OpKind::AtomicRmw:  // the old values, handed from owners to replicas (lower_atomics.cpp)
+    case OpKind::AtomicCas: {
+      const auto& t = op.result()->type;
+      return has_replicas(op.operands[0]->type) ? std::max<I>(1, t.numel()) * ir::dtype_bytes(t.dtype) : 0;
+    }
+    default: return 0;
+  }
+}
+
+SharedMemoryPlan::SharedMemoryPlan(const ir::Module& m) {
+  allocate(m);
+  Pending pending;
+  walk_block(m.entry(), pending);
+}
+
+void SharedMemoryPlan::allocate(const ir::Module& m) {
+  const auto used = used_values(m);
+  I shared_region = 0, private_bytes = 0;
+  std::vector<std::pair<const Op*, I>> private_ops, shared_ops;
+  ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) {
+    const bool atomic = op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas;
+    if (atomic && !used.count(op.result())) return;  // nobody reads the old values: nothing to share
+    const I bytes = (shared_bytes(op) + 15) / 16 * 16;
+    if (bytes == 0) return;
+    users_.push_back(&op);
+    if (is_private_user(op.kind)) {
+      private_ops.emplace_back(&op, private_bytes);
+      private_bytes += bytes;
+    } else {
+      shared_ops.emplace_back(&op, bytes);
+      shared_region = std::max(shared_region, bytes);
+    }
+  });
+  for (const auto& [op, bytes] : shared_ops) regions_[op] = {0, bytes};
+  for (const auto& [op, offset] : private_ops) regions_[op] = {shared_region + offset, shared_region + offset + shared_bytes(*op)};
+  total_bytes_ = shared_region + private_bytes;
+}
+
+I SharedMemoryPlan::offset(const Op& op) const {
+  auto it = regions_.find(&op);
+  if (it == regions_.end()) throw InternalError(fmt::format("shared memory: '{}' at {} has no region", op.name(), op.loc.str()));
+  return it->second.first;
+}
+
+bool SharedMemoryPlan::barrier_before(const Op& op, int phase) const {
+  if (!regions_.count(&op)) throw InternalError(fmt::format("shared memory: '{}' at {} has no region", op.name(), op.loc.str()));
+  return barriers_.count({&op, phase}) > 0;
+}
+
+SharedMemoryPlan::Pending SharedMemoryPlan::join(const Pending& a, const Pending& b) {
+  Pending out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+void SharedMemoryPlan::walk_phase(const Op& op, int phase, Pending& pending) {
+  const auto& [begin, end] = regions_.at(&op);
+  const Access access{begin, end, phase == 0};
+  const bool conflict = std::any_of(pending.begin(), pending.end(), [&](const Access& p) {
+    return (p.write || access.write) && p.begin < access.end && access.begin < p.end;
+  });
+  if (conflict) {
+    barriers_.insert({&op, phase});
+    pending.clear();
+  }
+  pending = join(pending, {access});
+}
+
+void SharedMemoryPlan::walk_block(const ir::Block& b, Pending& pending) {
+  for (const auto& op : b.ops) {
+    if (op->kind == OpKind::For) {
+      // The head sees what precedes the loop and what the end of the body leaves; barriers only
+      // get added, so the pending set at the head grows monotonically to a fixed point.
+      Pending head = pending;
+      for (;;) {
+        Pending end = head;
+        walk_block(*op->regions[0]->block, end);
+        Pending next = join(head, end);
+        if (next == head) break;
+        head = std::move(next);
+      }
+      pending = head;  // the loop may run zero times: its exit sees the head
+    } else if (op->kind == OpKind::If) {
+      Pending then_arm = pending, else_arm = pending;
+      walk_block(*op->regions[0]->block, then_arm);
+      walk_block(*op->regions[1]->block, else_arm);
+      pending = join(then_arm, else_arm);
+    } else if (regions_.count(op.get())) {
+      walk_phase(*op, 0, pending);
+      walk_phase(*op, 1, pending);
+    }
+    // The combine regions of reductions and scans hold scalar code only: nothing to walk.
+  }
+}
+
+std::string SharedMemoryPlan::describe() const {
+  std::string out = fmt::format("shared memory: {} bytes, {} barriers\n", total_bytes_, barriers_.size());
+  for (const Op* op : users_) {
+    const auto& [begin, end] = regions_.at(op);
+    out += fmt::format("{} @{}: [{}, {}) barrier before:{}{}\n", op->name(), op->loc.line, begin, end,
+                       barrier_before(*op, 0) ? " write" : "", barrier_before(*op, 1) ? " read" : "");
+  }
+  return out;
+}
+
+}  // namespace tessera::analysis

@@ -1,0 +1,73 @@
+// Shared memory of a kernel whose tiles have layouts: how many bytes each op needs, where its
+// region lies, and where barriers must go.
+//
+// Ops that move elements between threads (convert_layout, reductions and scans across warps, the
+// shape ops, atomics that hand old values to replicas) use shared memory in two phases: every
+// thread writes (phase 0), then every thread reads (phase 1). A barrier is needed before a phase
+// exactly when it touches bytes that another access since the last barrier touched, one of the
+// two being a write (read-after-write, write-after-read, write-after-write). The plan finds those
+// points by walking the program in execution order with the set of accesses pending since the
+// last barrier; a loop is walked until that set at its head stops growing (the next iteration
+// sees what the end of the body left), the two arms of an if are joined. The lowering asks the
+// plan before each phase and never places a barrier of its own.
+//
+// Allocation: conversions, reductions and scans get regions of their own, so that two of them in
+// a row need no barrier between them (softmax's max then sum); the other users share one region
+// at offset 0, reused by each of them.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <set>
+#include <tuple>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jit/ir/ir.hpp"
+
+namespace tessera::analysis {
+
+// Distinct warps along `axis` of a blocked tile: the number of partial results a reduction or a
+// scan exchanges through shared memory (1: it needs none).
+std::int64_t warps_along_axis(const ir::Type& t, int axis);
+// True when some element of `t` is held by more than one thread (a tile smaller than its layout's
+// CTA tile, or a scalar): an atomic on it runs once, in the owner, and shares its old value.
+bool has_replicas(const ir::Type& t);
+// The bytes of shared memory `op` needs while it runs (0: none).
+std::int64_t shared_bytes(const ir::Op& op);
+
+class SharedMemoryPlan {
+ public:
+  explicit SharedMemoryPlan(const ir::Module& m);
+
+  std::int64_t total_bytes() const { return total_bytes_; }
+  bool has_region(const ir::Op& op) const { return regions_.count(&op) > 0; }
+  // Byte offset of the op's region; throws InternalError for an op without one.
+  std::int64_t offset(const ir::Op& op) const;
+  // Whether a barrier goes right before phase `phase` (0: the writes, 1: the reads) of `op`.
+  bool barrier_before(const ir::Op& op, int phase) const;
+  int num_barriers() const { return static_cast<int>(barriers_.size()); }
+  // One line per shared-memory op: "<op> @<line>: [offset, end) barriers before: write read".
+  std::string describe() const;
+
+ private:
+  struct Access {
+    std::int64_t begin, end;
+    bool write;
+    bool operator<(const Access& o) const { return std::tie(begin, end, write) < std::tie(o.begin, o.end, o.write); }
+    bool operator==(const Access& o) const = default;
+  };
+  using Pending = std::vector<Access>;  // sorted, unique: accesses since the last barrier
+
+  void allocate(const ir::Module& m);
+  void walk_block(const ir::Block& b, Pending& pending);
+  void walk_phase(const ir::Op& op, int phase, Pending& pending);
+  static Pending join(const Pending& a, const Pending& b);
+
+  std::map<const ir::Op*, std::pair<std::int64_t, std::int64_t>> regions_;  // op -> [begin, end)
+  std::vector<const ir::Op*> users_;                                         // in program order
+  std::set<std::pair<const ir::Op*, int>> barriers_;                         // (op, phase)
+  std::int64_t total_bytes_ = 0;
+};
+
+}  // namespace tessera::analysis
