@@ -2,6 +2,7 @@
 #pragma once
 #include "tessera/args.hpp"
 #include "tessera/atomics.hpp"
+#include "tessera/autotune.hpp"
 #include "tessera/buffer.hpp"
 #include "tessera/control.hpp"
 #include "tessera/dtype.hpp"
