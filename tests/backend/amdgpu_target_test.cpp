@@ -7,28 +7,10 @@
 #include "backends/hip/hsaco_link.hpp"
 #include "test_kernel.hpp"
 #include "tessera/error.hpp"
+#include "scoped_env.hpp"
 #include "tool_paths.hpp"
 
-namespace {
-
-// Sets an environment variable for one scope and restores the previous value.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-}  // namespace
+using tessera_test::ScopedEnv;
 
 TEST_CASE("amdgpu targets describe themselves", "[backend][amdgpu]") {
   for (const char* arch : {"gfx90a", "gfx942"}) {
