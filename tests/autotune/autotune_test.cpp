@@ -125,29 +125,6 @@ TEST_CASE("heuristics compute meta-parameters from the arguments and the config"
   CHECK(std::count(blocks_seen.begin(), blocks_seen.end(), 128) >= 1);
 }
 
-namespace {
-// out[i] += x[i] with atomics: each run adds once more.
-auto make_accumulate(const char* name) {
-  return ts::kernel(name, [](ts::Ptr<float> x, ts::Ptr<float> out, ts::Int n) {
-    const int block = static_cast<int>(ts::meta("BLOCK"));
-    auto offs = ts::program_id(0) * block + ts::arange(0, block);
-    ts::atomic_add(out + offs, ts::load(x + offs, offs < n), offs < n);
-  });
-}
-// x[i] = x[i] * 2 + 1 in place: each run applies it once more.
-auto make_in_place(const char* name) {
-  return ts::kernel(name, [](ts::Ptr<float> x, ts::Int n) {
-    const int block = static_cast<int>(ts::meta("BLOCK"));
-    auto offs = ts::program_id(0) * block + ts::arange(0, block);
-    ts::store(x + offs, ts::load(x + offs, offs < n) * 2.0f + 1.0f, offs < n);
-  });
-}
-std::vector<float> ramp(std::size_t n) {
-  std::vector<float> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i % 17) - 4.0f;
-  return v;
-}
-}  // namespace
 
 TEST_CASE("reset_to_zero: an accumulating kernel's output holds one run after tuning", "[autotune]") {
   TestEnv env;

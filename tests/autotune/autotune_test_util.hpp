@@ -18,8 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "api/launch_test_util.hpp"
-#include "scoped_env.hpp"
+// Relative to this file: the GPU tests include it too, with another include path.
+#include "../api/launch_test_util.hpp"
+#include "../scoped_env.hpp"
 
 namespace ts = tessera;
 
@@ -125,6 +126,28 @@ struct AddData {
     return true;
   }
 };
+
+// out[i] += x[i] with atomics: each run adds once more.
+inline auto make_accumulate(const char* name) {
+  return ts::kernel(name, [](ts::Ptr<float> x, ts::Ptr<float> out, ts::Int n) {
+    const int block = static_cast<int>(ts::meta("BLOCK"));
+    auto offs = ts::program_id(0) * block + ts::arange(0, block);
+    ts::atomic_add(out + offs, ts::load(x + offs, offs < n), offs < n);
+  });
+}
+// x[i] = x[i] * 2 + 1 in place: each run applies it once more.
+inline auto make_in_place(const char* name) {
+  return ts::kernel(name, [](ts::Ptr<float> x, ts::Int n) {
+    const int block = static_cast<int>(ts::meta("BLOCK"));
+    auto offs = ts::program_id(0) * block + ts::arange(0, block);
+    ts::store(x + offs, ts::load(x + offs, offs < n) * 2.0f + 1.0f, offs < n);
+  });
+}
+inline std::vector<float> ramp(std::size_t n) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i % 17) - 4.0f;
+  return v;
+}
 
 // What the process writes to stderr while `f` runs.
 template <class F>
