@@ -16,6 +16,9 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUlinkState = struct CUlinkState_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
 
@@ -24,6 +27,18 @@ inline constexpr int CU_JIT_INFO_LOG_BUFFER = 3;
 inline constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
 inline constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 inline constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+inline constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
+inline constexpr int CU_JIT_MAX_REGISTERS = 0;
+inline constexpr int CU_JIT_LOG_VERBOSE = 12;
+inline constexpr int CU_JIT_GENERATE_LINE_INFO = 13;
+
+// CUjitInputType
+inline constexpr int CU_JIT_INPUT_PTX = 1;
+
+// CUstreamCaptureStatus / CUstreamCaptureMode
+inline constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
+inline constexpr int CU_STREAM_CAPTURE_MODE_GLOBAL = 0;
+inline constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 
 // CUdevice_attribute
 inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5;
@@ -74,5 +89,20 @@ using PFN_cuEventRecord = CUresult (*)(CUevent event, CUstream stream);
 using PFN_cuEventSynchronize = CUresult (*)(CUevent event);
 using PFN_cuEventElapsedTime = CUresult (*)(float* ms, CUevent start, CUevent end);
 using PFN_cuEventDestroy = CUresult (*)(CUevent event);
+using PFN_cuDriverGetVersion = CUresult (*)(int* version);
+using PFN_cuLinkCreate = CUresult (*)(unsigned num_options, int* options, void** option_values, CUlinkState* state);
+using PFN_cuLinkAddData = CUresult (*)(CUlinkState state, int type, void* data, size_t size, const char* name,
+                                       unsigned num_options, int* options, void** option_values);
+using PFN_cuLinkComplete = CUresult (*)(CUlinkState state, void** cubin, size_t* size);
+using PFN_cuLinkDestroy = CUresult (*)(CUlinkState state);
+using PFN_cuStreamIsCapturing = CUresult (*)(CUstream stream, int* status);
+using PFN_cuStreamCreate = CUresult (*)(CUstream* stream, unsigned flags);
+using PFN_cuStreamDestroy = CUresult (*)(CUstream stream);
+using PFN_cuStreamBeginCapture = CUresult (*)(CUstream stream, int mode);
+using PFN_cuStreamEndCapture = CUresult (*)(CUstream stream, CUgraph* graph);
+using PFN_cuGraphInstantiate = CUresult (*)(CUgraphExec* exec, CUgraph graph, unsigned long long flags);
+using PFN_cuGraphLaunch = CUresult (*)(CUgraphExec exec, CUstream stream);
+using PFN_cuGraphExecDestroy = CUresult (*)(CUgraphExec exec);
+using PFN_cuGraphDestroy = CUresult (*)(CUgraph graph);
 
 }  // namespace tessera::cuda

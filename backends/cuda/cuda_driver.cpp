@@ -59,7 +59,21 @@ bool resolve_all(void* lib, CudaFunctions& f, std::string& missing) {
          resolve(lib, f.cuEventSynchronize, {"cuEventSynchronize"}, missing) &&
          // CUDA 12.8 added the _v2; older drivers export only the plain name, same signature.
          resolve(lib, f.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing) &&
-         resolve(lib, f.cuEventDestroy, {"cuEventDestroy_v2"}, missing);
+         resolve(lib, f.cuEventDestroy, {"cuEventDestroy_v2"}, missing) &&
+         resolve(lib, f.cuDriverGetVersion, {"cuDriverGetVersion"}, missing) &&
+         resolve(lib, f.cuLinkCreate, {"cuLinkCreate_v2"}, missing) &&
+         resolve(lib, f.cuLinkAddData, {"cuLinkAddData_v2"}, missing) &&
+         resolve(lib, f.cuLinkComplete, {"cuLinkComplete"}, missing) &&
+         resolve(lib, f.cuLinkDestroy, {"cuLinkDestroy"}, missing) &&
+         resolve(lib, f.cuStreamIsCapturing, {"cuStreamIsCapturing"}, missing) &&
+         resolve(lib, f.cuStreamCreate, {"cuStreamCreate"}, missing) &&
+         resolve(lib, f.cuStreamDestroy, {"cuStreamDestroy_v2"}, missing) &&
+         resolve(lib, f.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, missing) &&
+         resolve(lib, f.cuStreamEndCapture, {"cuStreamEndCapture"}, missing) &&
+         resolve(lib, f.cuGraphInstantiate, {"cuGraphInstantiateWithFlags"}, missing) &&
+         resolve(lib, f.cuGraphLaunch, {"cuGraphLaunch"}, missing) &&
+         resolve(lib, f.cuGraphExecDestroy, {"cuGraphExecDestroy"}, missing) &&
+         resolve(lib, f.cuGraphDestroy, {"cuGraphDestroy"}, missing);
 }
 
 std::string describe(const CudaFunctions& f, CUresult r) {
@@ -192,6 +206,56 @@ CUfunction CudaDriver::get_function(CUmodule module, const std::string& name) co
   CUfunction f = nullptr;
   check(fn_.cuModuleGetFunction(&f, module, name.c_str()), "cuModuleGetFunction", " (kernel '" + name + "')");
   return f;
+}
+
+JitResult CudaDriver::compile_ptx(const std::string& ptx, const JitOptions& o) const {
+  ensure_context();
+  constexpr size_t log_size = 16 * 1024;
+  std::vector<char> error_log(log_size, '\0');
+  std::vector<char> info_log(log_size, '\0');
+  // Integer option values travel cast to pointers, as the driver API specifies.
+  auto as_value = [](std::intptr_t v) { return reinterpret_cast<void*>(v); };
+  std::vector<int> options{CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE, CU_JIT_OPTIMIZATION_LEVEL,
+                           CU_JIT_GENERATE_LINE_INFO};
+  std::vector<void*> values{error_log.data(), as_value(log_size), info_log.data(), as_value(log_size), as_value(1),
+                            as_value(o.opt_level), as_value(o.line_info ? 1 : 0)};
+  if (o.max_registers > 0) {
+    options.push_back(CU_JIT_MAX_REGISTERS);
+    values.push_back(as_value(o.max_registers));
+  }
+  auto logs = [&] {
+    error_log.back() = info_log.back() = '\0';
+    std::string detail;
+    if (error_log[0] != '\0') detail += std::string("\nJIT error log:\n") + error_log.data();
+    if (info_log[0] != '\0') detail += std::string("\nJIT info log:\n") + info_log.data();
+    return detail;
+  };
+  CUlinkState link = nullptr;
+  check(fn_.cuLinkCreate(static_cast<unsigned>(options.size()), options.data(), values.data(), &link), "cuLinkCreate");
+  // The cubin belongs to the link state: copy it out before destroying the state, on every path.
+  std::unique_ptr<CUlinkState_st, PFN_cuLinkDestroy> guard(link, fn_.cuLinkDestroy);
+  CUresult r = fn_.cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size() + 1, "kernel.ptx",
+                                 0, nullptr, nullptr);
+  if (r != CUDA_SUCCESS) check(r, "cuLinkAddData", logs());
+  void* cubin = nullptr;
+  size_t size = 0;
+  r = fn_.cuLinkComplete(link, &cubin, &size);
+  if (r != CUDA_SUCCESS) check(r, "cuLinkComplete", logs());
+  info_log.back() = '\0';
+  return JitResult{std::string(static_cast<const char*>(cubin), size), info_log.data()};
+}
+
+bool CudaDriver::is_capturing(CUstream stream) const {
+  int status = CU_STREAM_CAPTURE_STATUS_NONE;
+  check(fn_.cuStreamIsCapturing(stream, &status), "cuStreamIsCapturing");
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+int CudaDriver::driver_version() const {
+  int v = 0;
+  check(fn_.cuDriverGetVersion(&v), "cuDriverGetVersion");
+  return v;
 }
 
 void CudaDriver::unload_module(CUmodule module) const {

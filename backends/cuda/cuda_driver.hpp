@@ -40,6 +40,35 @@ struct CudaFunctions {
   PFN_cuEventSynchronize cuEventSynchronize = nullptr;
   PFN_cuEventElapsedTime cuEventElapsedTime = nullptr;
   PFN_cuEventDestroy cuEventDestroy = nullptr;
+  PFN_cuDriverGetVersion cuDriverGetVersion = nullptr;
+  PFN_cuLinkCreate cuLinkCreate = nullptr;
+  PFN_cuLinkAddData cuLinkAddData = nullptr;
+  PFN_cuLinkComplete cuLinkComplete = nullptr;
+  PFN_cuLinkDestroy cuLinkDestroy = nullptr;
+  PFN_cuStreamIsCapturing cuStreamIsCapturing = nullptr;
+  // Streams and graphs: for tests and benchmarks of launches under CUDA graph capture.
+  PFN_cuStreamCreate cuStreamCreate = nullptr;
+  PFN_cuStreamDestroy cuStreamDestroy = nullptr;
+  PFN_cuStreamBeginCapture cuStreamBeginCapture = nullptr;
+  PFN_cuStreamEndCapture cuStreamEndCapture = nullptr;
+  PFN_cuGraphInstantiate cuGraphInstantiate = nullptr;
+  PFN_cuGraphLaunch cuGraphLaunch = nullptr;
+  PFN_cuGraphExecDestroy cuGraphExecDestroy = nullptr;
+  PFN_cuGraphDestroy cuGraphDestroy = nullptr;
+};
+
+// Settings of the driver's PTX compiler (ptxas inside libcuda).
+struct JitOptions {
+  int opt_level = 3;       // -O0..-O3
+  int max_registers = 0;   // 0: no cap
+  bool line_info = false;  // keep .loc line information (-lineinfo)
+};
+
+// A cubin compiled from PTX by the driver, with the compiler's verbose info log ("Used N
+// registers, S bytes spill stores, ...").
+struct JitResult {
+  std::string cubin;
+  std::string info_log;
 };
 
 // One per process: libcuda opened, cuInit done, device 0's primary context retained (the context
@@ -68,6 +97,12 @@ class TESSERA_API CudaDriver {
   // DriverError message.
   CUmodule load_module(const std::string& image) const;
   CUfunction get_function(CUmodule module, const std::string& name) const;
+  // Compiles PTX into a cubin for this device (cuLink*), without loading it: what the disk cache
+  // stores, so that a later process loads machine code and compiles nothing. Errors carry the log.
+  JitResult compile_ptx(const std::string& ptx, const JitOptions& options) const;
+  // Whether `stream` is capturing a CUDA graph (then nothing may compile, load or synchronize).
+  bool is_capturing(CUstream stream) const;
+  int driver_version() const;  // e.g. 13000
   void unload_module(CUmodule module) const;
   int function_attribute(CUfunction f, int attribute) const;
   void set_function_attribute(CUfunction f, int attribute, int value) const;

@@ -104,6 +104,9 @@ class NvptxTarget final : public lower::Target {
     f->setLinkage(llvm::GlobalValue::ExternalLinkage);
     f->addFnAttr("nvvm.maxntid", std::to_string(num_threads));
   }
+  void set_max_registers(llvm::Function* f, int max_registers) const override {
+    f->addFnAttr("nvvm.maxnreg", std::to_string(max_registers));
+  }
 
   // MUFU fast paths, libdevice calls or null (tessera's own IR): nvptx_math_target.cpp.
   llvm::Value* math(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x) const override {

@@ -1,5 +1,6 @@
 #include "jit/lower/codegen.hpp"
 
+#include <llvm/Config/llvm-config.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/raw_ostream.h>
@@ -32,14 +33,16 @@ void install_llvm_error_handler() {
 }
 }  // namespace
 
-DeviceBinary compile_to_device(const ir::Module& m, const std::string& target_name, bool keep_llvm_ir) {
+std::string llvm_version() { return LLVM_VERSION_STRING; }
+
+DeviceBinary compile_to_device(const ir::Module& m, const std::string& target_name, const CodegenOptions& options) {
   install_llvm_error_handler();
   auto target = make_target(target_name);
   llvm::LLVMContext ctx;
-  KernelLowering lowering(m, *target, ctx);
+  KernelLowering lowering(m, *target, ctx, options);
   std::unique_ptr<llvm::Module> mod = lowering.run();
   std::string ir_text;
-  if (keep_llvm_ir) {
+  if (options.keep_llvm_ir) {
     llvm::raw_string_ostream os(ir_text);
     mod->print(os, nullptr);
   }

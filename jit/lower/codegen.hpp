@@ -21,8 +21,18 @@ struct DeviceBinary {
 // Warp (wavefront) size of a named target: 32 for sm_*, 64 for gfx*.
 int target_warp_size(const std::string& target_name);
 
+// Code generation settings that change the device code (part of every cache key).
+struct CodegenOptions {
+  int max_registers = 0;   // 0: no cap; else .maxnreg on NVIDIA
+  bool line_info = false;  // debug locations of the ops' source lines: .file/.loc in PTX
+  bool keep_llvm_ir = false;
+};
+
 // Lowers a module whose tiles already carry layouts (transforms::assign_layouts) and compiles it
 // for `target_name` ("sm_80", "sm_90a", "gfx90a", "gfx942").
-DeviceBinary compile_to_device(const ir::Module& m, const std::string& target_name, bool keep_llvm_ir);
+DeviceBinary compile_to_device(const ir::Module& m, const std::string& target_name, const CodegenOptions& options = {});
+
+// "22.1.0": part of the disk cache key (another LLVM may generate other code).
+std::string llvm_version();
 
 }  // namespace tessera::lower

@@ -13,8 +13,11 @@ using ir::DType;
 using ir::Op;
 using ir::OpKind;
 
-KernelLowering::KernelLowering(const ir::Module& m, const Target& target, llvm::LLVMContext& ctx)
-    : m_(m), target_(target), ctx_(ctx), b_(ctx), axis_(m) {}
+KernelLowering::KernelLowering(const ir::Module& m, const Target& target, llvm::LLVMContext& ctx,
+                               const CodegenOptions& options)
+    : m_(m), target_(target), options_(options), ctx_(ctx), b_(ctx), axis_(m) {}
+
+KernelLowering::~KernelLowering() = default;
 
 std::unique_ptr<llvm::Module> KernelLowering::run() {
   module_ = std::make_unique<llvm::Module>(m_.name, ctx_);
@@ -22,7 +25,10 @@ std::unique_ptr<llvm::Module> KernelLowering::run() {
   module_->setDataLayout(target_.data_layout());
   num_threads_ = m_.num_warps * target_.warp_size();
   declare_kernel();
+  if (options_.max_registers > 0) target_.set_max_registers(fn_, options_.max_registers);
+  if (options_.line_info) begin_line_info();
   lower_block(m_.entry());
+  if (dib_) dib_->finalize();
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*module_, &os))
@@ -141,6 +147,7 @@ void KernelLowering::lower_block(const ir::Block& b) {
 }
 
 void KernelLowering::lower_op(const Op& op) {
+  if (dib_) b_.SetCurrentDebugLocation(debug_location(op.loc));
   switch (op.kind) {
     case OpKind::Constant: {
       llvm::Value* c = constant_of(op.result()->type, op.attrs.at("value"));

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
@@ -23,7 +24,8 @@ using Elems = std::vector<llvm::Value*>;
 
 class KernelLowering {
  public:
-  KernelLowering(const ir::Module& m, const Target& target, llvm::LLVMContext& ctx);
+  KernelLowering(const ir::Module& m, const Target& target, llvm::LLVMContext& ctx, const CodegenOptions& options = {});
+  ~KernelLowering();
   std::unique_ptr<llvm::Module> run();
   int shared_bytes() const { return shared_bytes_; }
   int num_threads() const { return num_threads_; }
@@ -35,6 +37,10 @@ class KernelLowering {
   // `phase` of its use: 0 before its writes, 1 before its reads.
   llvm::Value* scratch(const ir::Op& op) const;
   void shared_phase(const ir::Op& op, int phase);
+  // Line info (debug_info.cpp): a compile unit and subprogram for the kernel, and the location
+  // of an op's source line, in its own file's scope.
+  void begin_line_info();
+  llvm::DILocation* debug_location(const ir::SourceLoc& loc);
   void lower_block(const ir::Block& b);
   void lower_op(const ir::Op& op);
   void lower_for(const ir::Op& op);
@@ -89,6 +95,10 @@ class KernelLowering {
 
   const ir::Module& m_;
   const Target& target_;
+  CodegenOptions options_;
+  std::unique_ptr<llvm::DIBuilder> dib_;
+  llvm::DISubprogram* subprogram_ = nullptr;
+  std::map<std::string, llvm::DIScope*> file_scopes_;
   llvm::LLVMContext& ctx_;
   std::unique_ptr<llvm::Module> module_;
   mutable llvm::IRBuilder<> b_;

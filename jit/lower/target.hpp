@@ -33,6 +33,9 @@ class Target {
   virtual void barrier(llvm::IRBuilder<>& b) const = 0;
   // Marks `f` as a kernel entry run by `num_threads` threads per program.
   virtual void mark_kernel(llvm::Function* f, int num_threads) const = 0;
+  // Caps the registers per thread of kernel `f` (NVIDIA .maxnreg). A target without such a
+  // control refuses: a cap silently ignored would change what a user's tuning measures.
+  virtual void set_max_registers(llvm::Function* f, int max_registers) const;
   // Optional target math (e.g. fast exp2 / sqrt); null means "use the LLVM intrinsic".
   virtual llvm::Value* math(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x) const { return nullptr; }
   // The same for the two-operand math functions ("pow"); null means tessera's own IR (lower_math.cpp).

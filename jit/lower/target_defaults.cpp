@@ -1,5 +1,6 @@
 // Target-independent defaults of the Target interface.
 #include "jit/lower/target.hpp"
+#include "tessera/error.hpp"
 
 namespace tessera::lower {
 
@@ -35,5 +36,9 @@ void Target::predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Va
 }
 
 std::string Target::sync_scope(const std::string&) const { return ""; }
+
+void Target::set_max_registers(llvm::Function*, int) const {
+  throw Error("tessera: target '" + name() + "' has no register cap; leave CompileOptions::maxnreg at 0");
+}
 
 }  // namespace tessera::lower

@@ -7,6 +7,7 @@
 #include "dsl/src/tracer.hpp"
 #include "jit/ir/printer.hpp"
 #include "jit/ir/verifier.hpp"
+#include "jit/runtime/disk_cache.hpp"
 #include "jit/runtime/options.hpp"
 #include "jit/transforms/assign_layouts.hpp"
 #include "jit/transforms/passes.hpp"
@@ -41,32 +42,68 @@ void dump(const char* stage, const std::string& name, const std::string& text) {
 }
 }  // namespace
 
-std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, const MetaValues& meta,
-                                               const std::vector<ir::ArgFacts>& facts, int num_warps) {
-  const EnvOptions& env = env_options();
+std::string CompileTimes::str() const {
+  return fmt::format("{:.1f} ms: trace {:.1f}, passes {:.1f}, codegen (LLVM) {:.1f}, assemble (ptxas) {:.1f}, "
+                     "disk cache {:.1f}, load {:.1f}",
+                     total(), trace, passes, codegen, assemble, disk, load);
+}
+
+std::unique_ptr<ir::Module> trace_verified(const detail::KernelDef& def, const MetaValues& meta,
+                                           const std::vector<ir::ArgFacts>& facts, int num_warps) {
   auto m = trace_kernel(def, meta, facts, num_warps);
   ir::verify(*m);
-  if (env.dump_ir) dump("traced IR", def.name, ir::print(*m));
-  transforms::run_pass_pipeline(*m, transforms::default_pipeline());
-  ir::verify(*m);
-  if (env.dump_ir) dump("optimized IR", def.name, ir::print(*m));
+  if (env_options().dump_ir) dump("traced IR", def.name, ir::print(*m));
   return m;
 }
 
-lower::DeviceBinary compile_for_target(const detail::KernelDef& def, const MetaValues& meta,
-                                       const std::vector<ir::ArgFacts>& facts, int num_warps,
-                                       const std::string& target, std::string* ir_with_layouts) {
+void optimize(ir::Module& m) {
+  transforms::run_pass_pipeline(m, transforms::default_pipeline());
+  ir::verify(m);
+  if (env_options().dump_ir) dump("optimized IR", m.name, ir::print(m));
+}
+
+std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, const MetaValues& meta,
+                                               const std::vector<ir::ArgFacts>& facts, int num_warps) {
+  auto m = trace_verified(def, meta, facts, num_warps);
+  optimize(*m);
+  return m;
+}
+
+lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const CompileOptions& options,
+                            std::string* ir_with_layouts) {
   const EnvOptions& env = env_options();
-  auto m = trace_and_optimize(def, meta, facts, num_warps);
-  transforms::assign_layouts(*m, lower::target_warp_size(target));
-  ir::verify(*m);
-  if (env.dump_ir) dump("IR with layouts", def.name, ir::print(*m));
-  if (ir_with_layouts) *ir_with_layouts = ir::print(*m);
-  lower::DeviceBinary bin = lower::compile_to_device(*m, target, env.dump_llvm);
-  if (env.dump_llvm) dump("LLVM IR", def.name, bin.llvm_ir);
-  if (env.dump_ptx && bin.format == "ptx") dump("PTX", def.name, bin.assembly);
-  if (env.dump_amdgcn && bin.format == "hsaco") dump("AMDGCN", def.name, bin.assembly);
+  if (options.opt_level < 0 || options.opt_level > 3)
+    throw LaunchError(fmt::format("kernel '{}': CompileOptions::opt_level must be 0 to 3, got {}", m.name, options.opt_level));
+  if (options.maxnreg < 0 || options.maxnreg > 255)
+    throw LaunchError(fmt::format("kernel '{}': CompileOptions::maxnreg must be 0 (no cap) to 255, got {}", m.name, options.maxnreg));
+  transforms::assign_layouts(m, lower::target_warp_size(target));
+  ir::verify(m);
+  if (env.dump_ir) dump("IR with layouts", m.name, ir::print(m));
+  if (ir_with_layouts) *ir_with_layouts = ir::print(m);
+  lower::CodegenOptions cg{.max_registers = options.maxnreg, .line_info = options.line_info, .keep_llvm_ir = env.dump_llvm};
+  lower::DeviceBinary bin = lower::compile_to_device(m, target, cg);
+  if (env.dump_llvm) dump("LLVM IR", m.name, bin.llvm_ir);
+  if (env.dump_ptx && bin.format == "ptx") dump("PTX", m.name, bin.assembly);
+  if (env.dump_amdgcn && bin.format == "hsaco") dump("AMDGCN", m.name, bin.assembly);
   return bin;
+}
+
+lower::DeviceBinary compile_for_target(const detail::KernelDef& def, const LaunchOptions& opts,
+                                       const std::vector<ir::ArgFacts>& facts, const std::string& target,
+                                       std::string* ir_with_layouts) {
+  auto m = trace_and_optimize(def, opts.meta, facts, opts.num_warps);
+  return codegen(*m, target, opts.compile, ir_with_layouts);
+}
+
+std::string disk_cache_key(const std::string& traced_ir, const std::string& target, const LaunchOptions& opts) {
+  return make_key_text({{"ir", traced_ir},
+                        {"target", target},
+                        {"num_stages", std::to_string(opts.num_stages)},
+                        {"opt_level", std::to_string(opts.compile.opt_level)},
+                        {"maxnreg", std::to_string(opts.compile.maxnreg)},
+                        {"line_info", opts.compile.line_info ? "1" : "0"},
+                        {"tessera", TESSERA_VERSION},
+                        {"llvm", lower::llvm_version()}});
 }
 
 }  // namespace tessera::runtime

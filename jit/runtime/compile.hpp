@@ -8,6 +8,7 @@
 #include "jit/ir/ir.hpp"
 #include "jit/lower/codegen.hpp"
 #include "tessera/launch.hpp"
+#include "tessera/runtime.hpp"
 
 namespace tessera::runtime {
 
@@ -17,14 +18,32 @@ std::vector<ir::ArgFacts> specialization_facts(const detail::KernelDef& def, std
 void specialization_facts_into(const detail::KernelDef& def, std::span<const ArgValue> args,
                                std::vector<ir::ArgFacts>& facts);
 
-// Traces the kernel and runs the target-independent passes (canonicalize, cse, dce), verifying.
+// Where one compile's time went, in milliseconds (TESSERA_DUMP=times; ResourceReport::times).
+struct CompileTimes {
+  double trace = 0, passes = 0, codegen = 0, assemble = 0, disk = 0, load = 0;
+  double total() const { return trace + passes + codegen + assemble + disk + load; }
+  std::string str() const;
+};
+
+// Traces the kernel into tile IR and verifies it (TESSERA_DUMP=ir prints it).
+std::unique_ptr<ir::Module> trace_verified(const detail::KernelDef& def, const MetaValues& meta,
+                                           const std::vector<ir::ArgFacts>& facts, int num_warps);
+// The target-independent passes (canonicalize, cse, dce, hoist-loads), verifying after them.
+void optimize(ir::Module& m);
+// Traces the kernel and runs the target-independent passes, verifying.
 std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, const MetaValues& meta,
                                                const std::vector<ir::ArgFacts>& facts, int num_warps);
-
-// trace_and_optimize, then layouts and code generation for `target` ("sm_90a", "gfx942", ...).
+// Layouts and code generation of an optimized module for `target` ("sm_90a", "gfx942", ...).
 // When `ir_with_layouts` is given, it receives the tile IR as lowered (for tests and tools).
-lower::DeviceBinary compile_for_target(const detail::KernelDef& def, const MetaValues& meta,
-                                       const std::vector<ir::ArgFacts>& facts, int num_warps,
-                                       const std::string& target, std::string* ir_with_layouts = nullptr);
+lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const CompileOptions& options,
+                            std::string* ir_with_layouts = nullptr);
+// trace_and_optimize, then codegen.
+lower::DeviceBinary compile_for_target(const detail::KernelDef& def, const LaunchOptions& opts,
+                                       const std::vector<ir::ArgFacts>& facts, const std::string& target,
+                                       std::string* ir_with_layouts = nullptr);
+
+// The disk cache key of a specialization: the traced IR (it holds the meta values, num_warps and
+// the argument facts), the target, every compile option, and the versions of tessera and LLVM.
+std::string disk_cache_key(const std::string& traced_ir, const std::string& target, const LaunchOptions& opts);
 
 }  // namespace tessera::runtime

@@ -1,22 +1,29 @@
-// detail::launch: validate, find or compile the specialization, launch it. The cache lives in the
-// KernelDef's runtime_state, keyed by (executor/target, num_warps, per-argument specialization
-// bits, meta-parameter values), so that a second launch of the same specialization compiles
-// nothing and costs one hash lookup.
+// detail::launch, detail::warmup and detail::compile_only: validate, find or build the
+// specialization, launch it. The in-memory cache lives in the KernelDef's runtime_state, keyed by
+// (executor, num_warps, num_stages, compile options, per-argument specialization bits, which list
+// of meta-parameter names, their values); a second launch of the same specialization builds
+// nothing and costs one hash lookup over integers: no string is hashed and nothing is allocated.
+// Building (jit/runtime/build.cpp) happens once per key and process: concurrent callers of one
+// key wait for the one build (single flight); different keys build in parallel.
 #include <fmt/format.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
-#include <vector>
 #include <unordered_map>
+#include <vector>
 
 #include "backends/cuda/cuda_driver.hpp"
 #include "backends/hip/hip_driver.hpp"
 #include "jit/interp/interpreter.hpp"
 #include "jit/ir/printer.hpp"
+#include "jit/runtime/build.hpp"
 #include "jit/runtime/compile.hpp"
+#include "jit/runtime/disk_cache.hpp"
 #include "jit/runtime/options.hpp"
 #include "jit/runtime/validate.hpp"
 #include "tessera/runtime.hpp"
@@ -35,25 +42,21 @@ struct KeyHash {
   }
 };
 
-struct Compiled {
-  Executor executor;
-  MetaValues meta;                         // names checked on a hit: the key holds values only
-  std::unique_ptr<ir::Module> module;      // interpreter
-  cuda::CUfunction cu_function = nullptr;  // CUDA
-  cuda::CUmodule cu_module = nullptr;
-  hip::hipFunction_t hip_function = nullptr;
-  hip::hipModule_t hip_module = nullptr;
-  unsigned num_threads = 0, shared_bytes = 0;
+// One specialization: built once, by the first caller; the others wait for it.
+struct Slot {
+  std::atomic<const Compiled*> ready{nullptr};
+  std::mutex mutex;
+  std::condition_variable done;
+  bool finished = false;
+  std::exception_ptr error;
+  std::unique_ptr<Compiled> compiled;
 };
 
 struct KernelState {
   std::shared_mutex mutex;
-  std::mutex compile_mutex;  // one compile at a time per kernel: concurrent callers wait, then hit
-  std::unordered_map<std::vector<std::int64_t>, std::unique_ptr<Compiled>, KeyHash> cache;
-  // Entries displaced from `cache` (a key collision with different meta names). Another thread
-  // may still be running one, having looked it up before the swap, so they live as long as the
-  // kernel does.
-  std::vector<std::unique_ptr<Compiled>> retired;
+  std::unordered_map<std::vector<std::int64_t>, std::shared_ptr<Slot>, KeyHash> cache;
+  // The lists of meta-parameter names launches used, in order; a key holds the index of its list.
+  std::vector<std::vector<std::string>> name_lists;
 };
 
 KernelState& state_of(detail::KernelDef& def) {
@@ -69,59 +72,105 @@ KernelState& state_of(detail::KernelDef& def) {
   return *static_cast<KernelState*>(existing.get());
 }
 
-std::string cuda_target_name() {
-  auto [major, minor] = cuda::CudaDriver::require().compute_capability();
-  // Hopper's architecture-specific features (wgmma, setmaxnreg) need the 'a' target.
-  return fmt::format("sm_{}{}{}", major, minor, major == 9 ? "a" : "");
-}
-
-std::string hip_target_name() {
-  const char* arch = std::getenv("TESSERA_HIP_ARCH");
-  return arch && *arch ? arch : "gfx942";
-}
-
 Executor resolve_executor(Executor requested) {
   if (requested != Executor::Auto) return requested;
   return default_executor().executor;
 }
 
-void build_key(std::vector<std::int64_t>& key, Executor ex, const LaunchOptions& opts,
+bool same_names(const std::vector<std::string>& names, const MetaValues& meta) {
+  if (names.size() != meta.size()) return false;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] != meta[i].first) return false;
+  return true;
+}
+
+// The index of this launch's list of meta names: string compares against the few lists the
+// kernel has seen (usually one), no hashing; a new list is added once.
+std::int64_t name_list_index(KernelState& state, const MetaValues& meta) {
+  {
+    std::shared_lock lock(state.mutex);
+    for (std::size_t i = 0; i < state.name_lists.size(); ++i)
+      if (same_names(state.name_lists[i], meta)) return static_cast<std::int64_t>(i);
+  }
+  std::unique_lock lock(state.mutex);
+  for (std::size_t i = 0; i < state.name_lists.size(); ++i)
+    if (same_names(state.name_lists[i], meta)) return static_cast<std::int64_t>(i);
+  std::vector<std::string> names;
+  for (const auto& [name, value] : meta) names.push_back(name);
+  state.name_lists.push_back(std::move(names));
+  return static_cast<std::int64_t>(state.name_lists.size() - 1);
+}
+
+void build_key(std::vector<std::int64_t>& key, KernelState& state, Executor ex, const LaunchOptions& opts,
                const std::vector<ir::ArgFacts>& facts) {
   key.clear();
   key.push_back(static_cast<std::int64_t>(ex));
   key.push_back(opts.num_warps);
+  key.push_back(opts.num_stages);
+  key.push_back(opts.compile.opt_level);
+  key.push_back(opts.compile.maxnreg);
+  key.push_back(opts.compile.line_info ? 1 : 0);
   for (const auto& f : facts) key.push_back(f.divisibility * 2 + (f.equal_to_one ? 1 : 0));
-  // The names go into the key too: otherwise {A=64, B=64} and {B=64, A=64}, or {BLOCK=64} and
-  // {SIZE=64}, share a key and evict each other on every alternate launch (a compile each time).
-  for (const auto& [name, value] : opts.meta) {
-    key.push_back(static_cast<std::int64_t>(std::hash<std::string>{}(name)));
-    key.push_back(value);
-  }
+  key.push_back(name_list_index(state, opts.meta));
+  for (const auto& [name, value] : opts.meta) key.push_back(value);
 }
 
-std::unique_ptr<Compiled> compile(detail::KernelDef& def, Executor ex, const LaunchOptions& opts,
-                                  const std::vector<ir::ArgFacts>& facts) {
-  auto c = std::make_unique<Compiled>();
-  c->executor = ex;
-  c->meta = opts.meta;
-  if (ex == Executor::Interpreter) {
-    c->module = trace_and_optimize(def, opts.meta, facts, opts.num_warps);
-  } else if (ex == Executor::Cuda) {
-    auto& drv = cuda::CudaDriver::require();
-    auto bin = compile_for_target(def, opts.meta, facts, opts.num_warps, cuda_target_name());
-    c->cu_module = drv.load_module(bin.data);
-    c->cu_function = drv.get_function(c->cu_module, bin.kernel_name);
-    c->num_threads = static_cast<unsigned>(bin.num_threads);
-    c->shared_bytes = 0;  // static shared memory is declared in the module itself
-  } else {
-    auto& drv = hip::HipDriver::require();
-    auto bin = compile_for_target(def, opts.meta, facts, opts.num_warps, hip_target_name());
-    c->hip_module = drv.load_module(bin.data);
-    c->hip_function = drv.get_function(c->hip_module, bin.kernel_name);
-    c->num_threads = static_cast<unsigned>(bin.num_threads);
+// Builds the slot's specialization (the caller created the slot) and publishes the outcome. A
+// failed build leaves the key free, so that a later call tries again and reports its own error.
+void build_into(Slot& slot, KernelState& state, const std::vector<std::int64_t>& key, detail::KernelDef& def,
+                Executor ex, const LaunchOptions& opts, const std::vector<ir::ArgFacts>& facts) {
+  std::unique_ptr<Compiled> built;
+  std::exception_ptr error;
+  try {
+    built = build_specialization(def, ex, opts, facts);
+    ++g_compiles;
+  } catch (...) {
+    error = std::current_exception();
   }
-  ++g_compiles;
-  return c;
+  if (error) {
+    std::unique_lock lock(state.mutex);
+    auto it = state.cache.find(key);
+    if (it != state.cache.end() && it->second.get() == &slot) state.cache.erase(it);
+  }
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  slot.error = error;
+  slot.compiled = std::move(built);
+  slot.finished = true;
+  slot.ready.store(slot.compiled.get(), std::memory_order_release);
+  slot.done.notify_all();
+}
+
+// The specialization of `key`, built here or by a concurrent caller. `on_miss` runs before this
+// thread would build (the CUDA-graph capture check).
+template <class OnMiss>
+const Compiled& find_or_build(KernelState& state, const std::vector<std::int64_t>& key, detail::KernelDef& def,
+                              Executor ex, const LaunchOptions& opts, const std::vector<ir::ArgFacts>& facts,
+                              OnMiss&& on_miss) {
+  std::shared_ptr<Slot> slot;
+  {
+    std::shared_lock lock(state.mutex);
+    auto it = state.cache.find(key);
+    if (it != state.cache.end()) {
+      if (const Compiled* c = it->second->ready.load(std::memory_order_acquire)) return *c;
+      slot = it->second;
+    }
+  }
+  bool leader = false;
+  if (!slot) {
+    on_miss();
+    std::unique_lock lock(state.mutex);
+    auto& entry = state.cache[key];
+    if (!entry) {
+      entry = std::make_shared<Slot>();
+      leader = true;
+    }
+    slot = entry;
+  }
+  if (leader) build_into(*slot, state, key, def, ex, opts, facts);
+  std::unique_lock<std::mutex> lock(slot->mutex);
+  slot->done.wait(lock, [&] { return slot->finished; });
+  if (slot->error) std::rethrow_exception(slot->error);
+  return *slot->compiled;
 }
 
 // Kernel parameters as the drivers want them: an array of pointers to each value's bytes.
@@ -187,12 +236,11 @@ RuntimeStats runtime_stats() { return {runtime::g_compiles.load(), runtime::g_la
 
 namespace detail {
 
-void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
-  using namespace runtime;
-  validate_arguments(def, args);
-  validate_num_warps(def, opts.num_warps);
-  // validate_arguments lets an integer feed a float parameter (the type-erased path); the
-  // interpreter binds strictly by kind, so convert here, as C++ would, once for everything below.
+namespace {
+
+// Arguments as the interpreter binds them: validate_arguments lets an integer feed a float
+// parameter (the type-erased path), converted here once, as C++ would.
+std::span<const ArgValue> bind_arguments(const KernelDef& def, std::span<const ArgValue> args) {
   thread_local std::vector<ArgValue> converted;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i].kind != ArgValue::Kind::Int || !ir::is_float(def.args[i].dtype)) continue;
@@ -200,42 +248,48 @@ void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue>
     for (std::size_t j = i; j < converted.size(); ++j)
       if (converted[j].kind == ArgValue::Kind::Int && ir::is_float(def.args[j].dtype))
         converted[j] = ArgValue::floating(static_cast<double>(converted[j].i), def.args[j].dtype);
-    args = std::span<const ArgValue>(converted.data(), converted.size());
-    break;
+    return std::span<const ArgValue>(converted.data(), converted.size());
   }
-  const Executor ex = resolve_executor(opts.executor);
-  const auto grid = resolve_grid(def, opts, grid_limits(ex));
-  KernelState& state = state_of(def);
+  return args;
+}
 
-  // Reused per thread: a launch of a cached specialization allocates nothing here.
+void validate_options(const KernelDef& def, const LaunchOptions& opts) {
+  runtime::validate_num_warps(def, opts.num_warps);
+  if (opts.num_stages < 1 || opts.num_stages > 8)
+    throw LaunchError(fmt::format("kernel '{}': num_stages must be 1 to 8, got {}", def.name, opts.num_stages));
+}
+
+// The specialization these options and arguments select, built if needed. Reused per thread: a
+// lookup of a cached specialization allocates nothing.
+const runtime::Compiled& specialization(KernelDef& def, Executor ex, const LaunchOptions& opts,
+                                        std::span<const ArgValue> args) {
+  using namespace runtime;
+  KernelState& state = state_of(def);
   thread_local std::vector<std::int64_t> key;
   thread_local std::vector<ir::ArgFacts> facts;
   specialization_facts_into(def, args, facts);
-  build_key(key, ex, opts, facts);
+  build_key(key, state, ex, opts, facts);
+  return find_or_build(state, key, def, ex, opts, facts, [&] {
+    // Under CUDA graph capture nothing may compile, load or synchronize: the specialization must
+    // exist before capture begins (warmup).
+    if (ex == Executor::Cuda && cuda::CudaDriver::require().is_capturing(static_cast<cuda::CUstream>(opts.stream)))
+      throw LaunchError(fmt::format("kernel '{}': this specialization is not compiled yet and the stream is capturing a "
+                                    "CUDA graph, where tessera cannot compile or load; call warmup(...) with the same "
+                                    "options and arguments before capturing",
+                                    def.name));
+  });
+}
 
-  const Compiled* c = nullptr;
-  {
-    std::shared_lock lock(state.mutex);
-    auto it = state.cache.find(key);
-    if (it != state.cache.end() && it->second->meta == opts.meta) c = it->second.get();
-  }
-  if (!c) {
-    std::lock_guard<std::mutex> compiling(state.compile_mutex);
-    std::shared_lock lock(state.mutex);
-    auto it = state.cache.find(key);
-    if (it != state.cache.end() && it->second->meta == opts.meta) {
-      c = it->second.get();
-    } else {
-      lock.unlock();
-      auto fresh = compile(def, ex, opts, facts);
-      std::unique_lock wlock(state.mutex);
-      auto& slot = state.cache[key];
-      // A (hash-colliding) entry with other meta names is replaced but kept alive: see `retired`.
-      if (slot) state.retired.push_back(std::move(slot));
-      slot = std::move(fresh);
-      c = slot.get();
-    }
-  }
+}  // namespace
+
+void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
+  using namespace runtime;
+  validate_arguments(def, args);
+  validate_options(def, opts);
+  args = bind_arguments(def, args);
+  const Executor ex = resolve_executor(opts.executor);
+  const auto grid = resolve_grid(def, opts, grid_limits(ex));
+  const Compiled* c = &specialization(def, ex, opts, args);
   ++g_launches;
 
   const Dim3 g3{static_cast<std::uint32_t>(grid[0]), static_cast<std::uint32_t>(grid[1]),
@@ -261,14 +315,34 @@ void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue>
                                    static_cast<hip::hipStream_t>(opts.stream), p);
 }
 
+ResourceReport warmup(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
+  using namespace runtime;
+  validate_arguments(def, args);
+  validate_options(def, opts);
+  args = bind_arguments(def, args);
+  const Executor ex = resolve_executor(opts.executor);
+  if (ex == Executor::Cuda) cuda::CudaDriver::require().ensure_context();
+  return specialization(def, ex, opts, args).resources;
+}
+
 Artifact compile_only(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args,
                       const std::string& target) {
   using namespace runtime;
   validate_arguments(def, args);
-  validate_num_warps(def, opts.num_warps);
+  validate_options(def, opts);
   auto facts = specialization_facts(def, args);
+  auto m = trace_verified(def, opts.meta, facts, opts.num_warps);
+  const std::string key = disk_cache_key(ir::print(*m), target, opts);
+  optimize(*m);
   std::string ir_text;
-  auto bin = compile_for_target(def, opts.meta, facts, opts.num_warps, target, &ir_text);
+  auto bin = codegen(*m, target, opts.compile, &ir_text);
+  // Publish for a later process on a GPU of this target (it assembles PTX to a cubin and
+  // republishes it); an entry already there (perhaps a cubin) is left alone.
+  DiskCache& cache = DiskCache::global();
+  if (!cache.get(key))
+    cache.put(key, CacheEntry{bin.data, {{"kernel", def.name}, {"function", bin.kernel_name}, {"target", target},
+                                         {"format", bin.format}, {"num_threads", std::to_string(bin.num_threads)},
+                                         {"shared_bytes", std::to_string(bin.shared_bytes)}}});
   return Artifact{bin.format, bin.assembly, bin.data, std::move(ir_text)};
 }
 

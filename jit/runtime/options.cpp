@@ -22,6 +22,8 @@ EnvOptions read_env() {
       o.dump_llvm |= item == "llvm" || item == "all";
       o.dump_ptx |= item == "ptx" || item == "all";
       o.dump_amdgcn |= item == "amdgcn" || item == "all";
+      o.dump_resources |= item == "resources" || item == "all";
+      o.dump_times |= item == "times" || item == "all";
     }
   }
   return o;

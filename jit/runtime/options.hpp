@@ -8,6 +8,8 @@ struct EnvOptions {
   bool interpret = false;                        // TESSERA_INTERPRET=1
   bool dump_ir = false, dump_llvm = false;       // TESSERA_DUMP=ir,llvm,ptx,amdgcn (comma list)
   bool dump_ptx = false, dump_amdgcn = false;
+  bool dump_resources = false;                   // TESSERA_DUMP=resources: a line per compiled kernel
+  bool dump_times = false;                       // TESSERA_DUMP=times: where each compile's time went
   bool debug = false;                            // TESSERA_DEBUG=1: say which executor runs a kernel
 };
 

@@ -1,6 +1,6 @@
 // tessera benchmarks on a CUDA GPU. Prints one JSON line per case:
 //   {"impl": "tessera", "name": ..., "metric": ..., "value": ...}
-// Modes: `bench all` (bandwidth and launch cost), `bench first_call` (run in a fresh process with
+// Modes: `bench all` (bandwidth and launch cost), `bench first_call [vector_add|layer_norm]` (run in a fresh process with
 // CUDA_CACHE_DISABLE=1: trace + compile + load + launch, timed after the context exists).
 #include <tessera/tessera.hpp>
 
@@ -214,17 +214,48 @@ void bench_norm_bwd(tessera::cuda::CudaDriver& drv) {
   }
 }
 
-void bench_first_call(tessera::cuda::CudaDriver& drv) {
-  // The context and buffers exist before the clock starts (every framework pays for them).
-  const std::int32_t n = 1 << 20;
-  ts::Buffer<float> x(n), y(n), out(n);
+// The first call of a kernel in this process: build (trace, passes, LLVM, ptxas; or a disk-cache
+// hit) + load + launch. Run in a fresh process; the cache directory decides cold or disk hit.
+// Emits first_call_<kernel> when it compiled, disk_hit_<kernel> when the disk cache served it,
+// and where a cold build's time went.
+template <class Launch, class Warmup>
+void first_call(tessera::cuda::CudaDriver& drv, const std::string& kernel, Launch launch, Warmup warmup) {
   drv.context_synchronize();
-  auto add = make_add();
   auto t0 = Clock::now();
-  add[{.grid = {ts::cdiv(n, 1024)}, .meta = {{"BLOCK", 1024}}, .num_warps = 4}](x, y, out, n);
+  const ts::ResourceReport r = warmup();
+  launch();
   drv.context_synchronize();
   auto t1 = Clock::now();
-  emit("first_call_vector_add", "ms", std::chrono::duration<double, std::milli>(t1 - t0).count());
+  const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  emit(((r.from_disk_cache ? "disk_hit_" : "first_call_") + kernel).c_str(), "ms", ms);
+  if (r.from_disk_cache) return;
+  const auto& t = r.times_ms;
+  for (auto [stage, v] : {std::pair{"trace", t.trace}, {"passes", t.passes}, {"codegen", t.codegen},
+                          {"ptxas", t.assemble}, {"load", t.load}})
+    emit(("first_call_" + kernel + "." + stage).c_str(), "ms", v);
+}
+
+void bench_first_call(tessera::cuda::CudaDriver& drv, const std::string& kernel) {
+  // The context and buffers exist before the clock starts (every framework pays for them).
+  if (kernel == "vector_add") {
+    const std::int32_t n = 1 << 20;
+    ts::Buffer<float> x(n), y(n), out(n);
+    auto add = make_add();
+    const ts::LaunchOptions opts{.grid = {ts::cdiv(n, 1024)}, .meta = {{"BLOCK", 1024}}, .num_warps = 4};
+    first_call(drv, kernel, [&] { add[opts](x, y, out, n); }, [&] { return add.warmup(opts, x, y, out, n); });
+  } else if (kernel == "layer_norm") {
+    namespace ex = tessera_examples;
+    const std::int64_t rows = 4096, cols = 4096;
+    ts::Buffer<ts::half> x(rows * cols), y(rows * cols), w(cols), b(cols);
+    ts::Buffer<float> mean(rows), rstd(rows);
+    const auto c = static_cast<std::int32_t>(cols);
+    auto ln = ex::make_layer_norm_fwd();
+    const auto opts = ex::layer_norm_options(rows, cols);
+    first_call(drv, kernel, [&] { ln[opts](x, y, w, b, mean, rstd, c, c, 1e-5f); },
+               [&] { return ln.warmup(opts, x, y, w, b, mean, rstd, c, c, 1e-5f); });
+  } else {
+    throw ts::Error("bench first_call: unknown kernel '" + kernel + "' (vector_add, layer_norm)");
+  }
 }
 
 }  // namespace
@@ -235,7 +266,7 @@ int main(int argc, char** argv) {
     auto& drv = tessera::cuda::CudaDriver::require();
     drv.ensure_context();
     if (mode == "first_call") {
-      bench_first_call(drv);
+      bench_first_call(drv, argc > 2 ? argv[2] : "vector_add");
       return 0;
     }
     if (mode == "all" || mode == "basic") {

@@ -26,9 +26,17 @@ for round in 1 2; do
   tessera_bench all >> $OUT/bench_tessera.jsonl 2>&1
   python3 tests/bench/triton_ref.py all >> $OUT/bench_triton.jsonl 2>&1
 done
-for i in 1 2 3; do tessera_bench first_call >> $OUT/bench_tessera.jsonl 2>&1; done
-for i in 1 2 3; do
-  export TRITON_CACHE_DIR=$(mktemp -d); python3 tests/bench/triton_ref.py first_call >> $OUT/bench_triton.jsonl 2>&1
+# Cold first calls (empty caches), then disk hits (a fresh process, the cache the cold one filled).
+for k in vector_add layer_norm; do
+  for i in 1 2 3; do
+    export TESSERA_CACHE_DIR=$(mktemp -d)
+    tessera_bench first_call $k >> $OUT/bench_tessera.jsonl 2>&1
+    tessera_bench first_call $k >> $OUT/bench_tessera.jsonl 2>&1
+    export TRITON_CACHE_DIR=$(mktemp -d)
+    python3 tests/bench/triton_ref.py first_call $k first_call >> $OUT/bench_triton.jsonl 2>&1
+    python3 tests/bench/triton_ref.py first_call $k disk_hit >> $OUT/bench_triton.jsonl 2>&1
+  done
 done
+unset TESSERA_CACHE_DIR TRITON_CACHE_DIR
 grep -v '^{' $OUT/bench_tessera.jsonl $OUT/bench_triton.jsonl | head -20
 python3 tests/bench/compare.py $OUT/bench_tessera.jsonl $OUT/bench_triton.jsonl | tee $OUT/table.txt

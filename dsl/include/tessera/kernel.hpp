@@ -22,6 +22,7 @@
 #include "tessera/args.hpp"
 #include "tessera/detail/launch_args.hpp"
 #include "tessera/launch.hpp"
+#include "tessera/runtime.hpp"
 #include "tessera/tile.hpp"
 
 namespace tessera {
@@ -106,6 +107,19 @@ class Kernel {
   Launch operator[](LaunchOptions&& opts) const { return Launch(*def_, std::move(opts)); }
   Launch operator[](const LaunchOptions& opts) const { return Launch(*def_, opts); }
 
+  // Compiles what `(*this)[opts](args...)` would launch, without launching it (the arguments
+  // only decide the specialization: pointers need not point anywhere yet, only be aligned alike).
+  template <class... Args>
+  ResourceReport warmup(const LaunchOptions& opts, Args&&... args) const {
+    const auto values = arg_values(std::forward<Args>(args)...);
+    return detail::warmup(*def_, opts, std::span<const ArgValue>(values.data(), values.size()));
+  }
+  // The same for a named target, with no GPU needed ("sm_90a", "gfx942"): fills the disk cache.
+  template <class... Args>
+  detail::Artifact warmup(const std::string& target, const LaunchOptions& opts, Args&&... args) const {
+    const auto values = arg_values(std::forward<Args>(args)...);
+    return detail::compile_only(*def_, opts, std::span<const ArgValue>(values.data(), values.size()), target);
+  }
   // Type-erased launch for generated callers; the runtime checks the count and kinds.
   void launch(const LaunchOptions& opts, const std::vector<ArgValue>& args) const {
     detail::launch(*def_, opts, std::span<const ArgValue>(args.data(), args.size()));

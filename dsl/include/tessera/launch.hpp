@@ -47,12 +47,26 @@ class Grid {
 
 enum class Executor : std::uint8_t { Auto, Cuda, Hip, Interpreter };
 
+// Settings of code generation and the device assembler, per launch (so per autotuning config);
+// part of the specialization key and of the disk cache key.
+struct CompileOptions {
+  int opt_level = 3;       // device assembler -O0..-O3 (ptxas / driver JIT: CU_JIT_OPTIMIZATION_LEVEL)
+  int maxnreg = 0;         // registers per thread at most (.maxnreg, CU_JIT_MAX_REGISTERS); 0: no cap
+  bool line_info = false;  // .loc lines of the kernel's C++ source in the PTX, kept by the JIT (-lineinfo)
+  bool operator==(const CompileOptions&) const = default;
+};
+
 struct LaunchOptions {
   Grid grid;
   MetaValues meta;
   int num_warps = 4;
+  // Software-pipelining depth of loads in loops, as Triton's num_stages. Accepted, validated
+  // (1..8) and part of the key so that autotuning configs can name it; the current code
+  // generation does not pipeline yet, so every value compiles the same code.
+  int num_stages = 1;
   void* stream = nullptr;               // CUstream / hipStream_t; null: the legacy default stream
   Executor executor = Executor::Auto;   // Auto: TESSERA_INTERPRET=1, else the GPU if any, else interp
+  CompileOptions compile;
 };
 
 namespace detail {

@@ -1,0 +1,220 @@
+#include "jit/runtime/build.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "backends/cuda/cuda_driver.hpp"
+#include "backends/hip/hip_driver.hpp"
+#include "jit/ir/printer.hpp"
+#include "jit/runtime/compile.hpp"
+#include "jit/runtime/disk_cache.hpp"
+#include "jit/runtime/options.hpp"
+
+namespace tessera::runtime {
+namespace {
+
+class Stopwatch {
+ public:
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+    return ms;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// The number written just before `suffix` in a ptxas log ("24 bytes spill stores"), or -1.
+int number_before(const std::string& log, const std::string& suffix) {
+  const std::size_t at = log.find(suffix);
+  if (at == std::string::npos) return -1;
+  std::size_t begin = at;
+  while (begin > 0 && log[begin - 1] == ' ') --begin;
+  std::size_t end = begin;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(log[begin - 1]))) --begin;
+  return begin == end ? -1 : std::atoi(log.substr(begin, end - begin).c_str());
+}
+
+int meta_int(const CacheEntry& e, const char* name) {
+  auto it = e.meta.find(name);
+  return it == e.meta.end() ? 0 : std::atoi(it->second.c_str());
+}
+
+cuda::JitOptions jit_options(const CompileOptions& o) {
+  return cuda::JitOptions{.opt_level = o.opt_level, .max_registers = o.maxnreg, .line_info = o.line_info};
+}
+
+// Trace -> disk cache (or passes, codegen and, for CUDA, ptxas to a cubin) -> an entry to load.
+// The entry's payload is a cubin (CUDA) or an HSACO (HIP); a PTX entry, published by a warmup
+// for a named target on a machine without a GPU, is assembled here and republished as a cubin.
+struct Built {
+  CacheEntry entry;
+  bool from_disk = false;
+};
+
+Built build_entry(const detail::KernelDef& def, const LaunchOptions& opts, const std::vector<ir::ArgFacts>& facts,
+                  const std::string& target, bool cuda, CompileTimes& times, Stopwatch& clock, bool bypass_disk) {
+  auto m = trace_verified(def, opts.meta, facts, opts.num_warps);
+  times.trace = clock.lap();
+  const std::string key = disk_cache_key(ir::print(*m), target, opts);
+  bool compiled_here = false;
+  auto make = [&] {
+    compiled_here = true;
+    times.disk += clock.lap();
+    optimize(*m);
+    times.passes = clock.lap();
+    lower::DeviceBinary bin = codegen(*m, target, opts.compile);
+    times.codegen = clock.lap();
+    CacheEntry e;
+    e.meta = {{"kernel", def.name}, {"function", bin.kernel_name}, {"target", target},
+              {"num_threads", std::to_string(bin.num_threads)}, {"shared_bytes", std::to_string(bin.shared_bytes)}};
+    if (cuda) {
+      auto jit = cuda::CudaDriver::require().compile_ptx(bin.data, jit_options(opts.compile));
+      times.assemble = clock.lap();
+      e.payload = std::move(jit.cubin);
+      e.meta["format"] = "cubin";
+      e.meta["jit_log"] = std::move(jit.info_log);
+    } else {
+      e.payload = std::move(bin.data);
+      e.meta["format"] = bin.format;
+    }
+    return e;
+  };
+  DiskCache& cache = DiskCache::global();
+  Built b;
+  b.entry = bypass_disk ? make() : cache.get_or_create(key, make);
+  if (bypass_disk) cache.put(key, b.entry);
+  b.from_disk = !compiled_here;
+  if (b.from_disk) times.disk += clock.lap();
+  if (cuda && b.entry.meta["format"] == "ptx") {
+    auto jit = cuda::CudaDriver::require().compile_ptx(b.entry.payload, jit_options(opts.compile));
+    times.assemble = clock.lap();
+    b.entry.payload = std::move(jit.cubin);
+    b.entry.meta["format"] = "cubin";
+    b.entry.meta["jit_log"] = std::move(jit.info_log);
+    cache.put(key, b.entry);
+  }
+  return b;
+}
+
+void finish_report(ResourceReport& r, const Compiled& c, const CompileTimes& times) {
+  r.times_ms = {times.trace, times.passes, times.codegen, times.assemble, times.disk, times.load};
+  if (env_options().dump_resources) std::fprintf(stderr, "tessera: %s\n", r.str().c_str());
+  if (env_options().dump_times)
+    std::fprintf(stderr, "tessera: kernel '%s' [%s] built in %s\n", r.kernel.c_str(), r.target.c_str(), times.str().c_str());
+  if (r.max_threads >= 0 && r.max_threads < static_cast<int>(c.num_threads))
+    throw LaunchError(fmt::format("kernel '{}': num_warps needs {} threads per program, but the compiled code allows "
+                                  "at most {} ({} registers per thread); lower num_warps or set CompileOptions::maxnreg",
+                                  r.kernel, c.num_threads, r.max_threads, r.registers));
+}
+
+std::unique_ptr<Compiled> build_cuda(const detail::KernelDef& def, const LaunchOptions& opts,
+                                     const std::vector<ir::ArgFacts>& facts) {
+  auto& drv = cuda::CudaDriver::require();
+  const std::string target = cuda_target_name();
+  auto c = std::make_unique<Compiled>();
+  c->executor = Executor::Cuda;
+  CompileTimes times;
+  Stopwatch clock;
+  Built b = build_entry(def, opts, facts, target, /*cuda=*/true, times, clock, /*bypass_disk=*/false);
+  try {
+    c->cu_module = drv.load_module(b.entry.payload);
+  } catch (const DriverError&) {
+    // A cubin from the disk cache that this driver or GPU does not take: compile afresh.
+    if (!b.from_disk) throw;
+    times = {};
+    b = build_entry(def, opts, facts, target, true, times, clock, /*bypass_disk=*/true);
+    c->cu_module = drv.load_module(b.entry.payload);
+  }
+  c->cu_function = drv.get_function(c->cu_module, b.entry.meta["function"]);
+  times.load = clock.lap();
+  c->num_threads = static_cast<unsigned>(meta_int(b.entry, "num_threads"));
+  c->shared_bytes = 0;  // static shared memory is declared in the module itself
+  ResourceReport& r = c->resources;
+  r.kernel = def.name;
+  r.target = target;
+  r.registers = drv.function_attribute(c->cu_function, cuda::CU_FUNC_ATTRIBUTE_NUM_REGS);
+  r.local_bytes = drv.function_attribute(c->cu_function, cuda::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+  r.shared_bytes = drv.function_attribute(c->cu_function, cuda::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  r.max_threads = drv.function_attribute(c->cu_function, cuda::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  r.num_threads = static_cast<int>(c->num_threads);
+  r.jit_log = b.entry.meta["jit_log"];
+  r.spill_store_bytes = number_before(r.jit_log, "bytes spill stores");
+  r.spill_load_bytes = number_before(r.jit_log, "bytes spill loads");
+  r.from_disk_cache = b.from_disk;
+  finish_report(r, *c, times);
+  return c;
+}
+
+std::unique_ptr<Compiled> build_hip(const detail::KernelDef& def, const LaunchOptions& opts,
+                                    const std::vector<ir::ArgFacts>& facts) {
+  auto& drv = hip::HipDriver::require();
+  const std::string target = hip_target_name();
+  auto c = std::make_unique<Compiled>();
+  c->executor = Executor::Hip;
+  CompileTimes times;
+  Stopwatch clock;
+  Built b = build_entry(def, opts, facts, target, /*cuda=*/false, times, clock, /*bypass_disk=*/false);
+  c->hip_module = drv.load_module(b.entry.payload);
+  c->hip_function = drv.get_function(c->hip_module, b.entry.meta["function"]);
+  times.load = clock.lap();
+  c->num_threads = static_cast<unsigned>(meta_int(b.entry, "num_threads"));
+  c->resources.kernel = def.name;
+  c->resources.target = target;
+  c->resources.num_threads = static_cast<int>(c->num_threads);
+  c->resources.shared_bytes = meta_int(b.entry, "shared_bytes");
+  c->resources.from_disk_cache = b.from_disk;
+  finish_report(c->resources, *c, times);
+  return c;
+}
+
+}  // namespace
+
+std::string cuda_target_name() {
+  auto [major, minor] = cuda::CudaDriver::require().compute_capability();
+  return fmt::format("sm_{}{}{}", major, minor, major == 9 ? "a" : "");
+}
+
+std::string hip_target_name() {
+  const char* arch = std::getenv("TESSERA_HIP_ARCH");
+  return arch && *arch ? arch : "gfx942";
+}
+
+}  // namespace tessera::runtime
+
+namespace tessera {
+std::string ResourceReport::str() const {
+  auto known = [](int v) { return v < 0 ? std::string("?") : std::to_string(v); };
+  return fmt::format("kernel '{}' [{}]: {} registers, {} B spill stores, {} B spill loads, {} B local, {} B shared, "
+                     "{} threads (at most {}){}",
+                     kernel, target, known(registers), known(spill_store_bytes), known(spill_load_bytes),
+                     known(local_bytes), known(shared_bytes), num_threads, known(max_threads),
+                     from_disk_cache ? ", from the disk cache" : "");
+}
+}  // namespace tessera
+
+namespace tessera::runtime {
+
+std::unique_ptr<Compiled> build_specialization(const detail::KernelDef& def, Executor ex, const LaunchOptions& opts,
+                                               const std::vector<ir::ArgFacts>& facts) {
+  if (ex == Executor::Cuda) return build_cuda(def, opts, facts);
+  if (ex == Executor::Hip) return build_hip(def, opts, facts);
+  auto c = std::make_unique<Compiled>();
+  c->executor = ex;
+  CompileTimes times;
+  Stopwatch clock;
+  c->module = trace_and_optimize(def, opts.meta, facts, opts.num_warps);
+  times.passes = clock.lap();
+  c->resources.kernel = def.name;
+  c->resources.target = "interpreter";
+  c->resources.num_threads = opts.num_warps * 32;
+  finish_report(c->resources, *c, times);
+  return c;
+}
+
+}  // namespace tessera::runtime
