@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -59,6 +60,23 @@ std::string libdevice_path() {
   const std::string p = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
   return is_file(p) ? p : "";
 }
+
+}  // namespace tessera::backend
+
+namespace tessera::lower {
+// The disk cache key must change with the math library a compile links: libdevice (which file, of
+// what size) or tessera's own code. AMDGPU targets link none.
+std::string device_library_fingerprint(const std::string& target_name) {
+  if (target_name.rfind("sm_", 0) != 0) return "";
+  const std::string path = backend::libdevice_path();
+  if (path.empty()) return "own";
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return path + ":" + std::to_string(ec ? 0 : size);
+}
+}  // namespace tessera::lower
+
+namespace tessera::backend {
 
 // Links libdevice into `m` when `m` calls any __nv_* function; only what is called is linked, and
 // it becomes internal, so the optimizer inlines it and drops the rest.

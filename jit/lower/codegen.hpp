@@ -34,5 +34,8 @@ DeviceBinary compile_to_device(const ir::Module& m, const std::string& target_na
 
 // "22.1.0": part of the disk cache key (another LLVM may generate other code).
 std::string llvm_version();
+// Which device math library a compile for `target_name` links now ("<libdevice path>:<bytes>",
+// "own", or "" for targets without one): part of the disk cache key.
+std::string device_library_fingerprint(const std::string& target_name);
 
 }  // namespace tessera::lower

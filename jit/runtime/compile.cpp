@@ -103,7 +103,8 @@ std::string disk_cache_key(const std::string& traced_ir, const std::string& targ
                         {"maxnreg", std::to_string(opts.compile.maxnreg)},
                         {"line_info", opts.compile.line_info ? "1" : "0"},
                         {"tessera", TESSERA_VERSION},
-                        {"llvm", lower::llvm_version()}});
+                        {"llvm", lower::llvm_version()},
+                        {"math", lower::device_library_fingerprint(target)}});
 }
 
 }  // namespace tessera::runtime

@@ -9,8 +9,13 @@ export LD_LIBRARY_PATH=$W/lib:${LD_LIBRARY_PATH:-}
 export PATH=$W/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee $OUT/gpu.txt
 
+# Examples and tests compile into a disk cache of their own (the benchmarks set theirs).
+export TESSERA_CACHE_DIR=$(mktemp -d)
 echo "== examples on the GPU"
 for e in vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax; do $e || echo "EXAMPLE FAILED: $e"; done 2>&1 | tee $OUT/examples.log
+echo "== resources and build times of the layer-norm example (TESSERA_DUMP=resources,times), cold then from disk"
+D=$(mktemp -d); for i in 1 2; do TESSERA_CACHE_DIR=$D TESSERA_DUMP=resources,times CUDA_CACHE_DISABLE=1 layer_norm 2>&1 | grep "^tessera:" | head -4; done
+tessera-cache --dir $D list | head -3
 echo "== GPU tests"
 tessera_gpu_tests 2>&1 > $OUT/gpu_tests.log; grep -E "FAILED|failed|passed|error" $OUT/gpu_tests.log | head -40
 echo "== compute-sanitizer"
@@ -38,5 +43,10 @@ for k in vector_add layer_norm; do
   done
 done
 unset TESSERA_CACHE_DIR TRITON_CACHE_DIR
+# Autotuning 8 configs, cold and from the disk (each script uses fresh cache folders).
+export TESSERA_CACHE_DIR=$(mktemp -d)
+tessera_bench_autotune >> $OUT/bench_tessera.jsonl 2>>$OUT/autotune.log
+python3 tests/bench/triton_autotune.py >> $OUT/bench_triton.jsonl 2>>$OUT/autotune.log
+unset TESSERA_CACHE_DIR
 grep -v '^{' $OUT/bench_tessera.jsonl $OUT/bench_triton.jsonl | head -20
 python3 tests/bench/compare.py $OUT/bench_tessera.jsonl $OUT/bench_triton.jsonl | tee $OUT/table.txt

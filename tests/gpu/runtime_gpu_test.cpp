@@ -63,7 +63,7 @@ fs::path newest_cache_file() {
   const char* dir = std::getenv("TESSERA_CACHE_DIR");
   fs::path root = dir && *dir ? fs::path(dir) : fs::path(std::getenv("HOME")) / ".cache/tessera";
   fs::path newest;
-  fs::file_time_type when{};
+  auto when = fs::file_time_type::min();
   for (const auto& e : fs::recursive_directory_iterator(root))
     if (e.is_regular_file() && e.path().filename().string().find("tmp") == std::string::npos && e.last_write_time() >= when) {
       when = e.last_write_time();
