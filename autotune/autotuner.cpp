@@ -128,19 +128,32 @@ struct Autotuner::Impl {
     return tuned.emplace(key, std::move(p)).first->second;
   }
 
-  std::string disk_key(const Key& key, const std::string& device) const {
-    tuning::DiskKey k{def.name, {}, std::get<1>(key), device, fingerprint, meta_text(std::get<2>(key))};
+  // What the kernel's body computes: the traced IR of the first config that traces, so that a
+  // persisted result is not reused after the body changes.
+  std::string body_fingerprint(const LaunchOptions& base, Executor ex, std::span<const ArgValue> args) const {
+    for (const auto& c : configs) {
+      try {
+        return detail::kernel_fingerprint(def, launch_options(base, ex, c, args), args);
+      } catch (const Error&) {
+        // this config does not trace (it will be skipped when tuning): try the next
+      }
+    }
+    return "";
+  }
+
+  std::string disk_key(const Key& key, const std::string& device, const std::string& body) const {
+    tuning::DiskKey k{def.name, {}, std::get<1>(key), device, fingerprint + ";body " + body, meta_text(std::get<2>(key))};
     for (const auto& a : options.key) k.key_indices.push_back(a.index);
     for (const auto& h : options.heuristics) k.fixed_meta += "heuristic " + h.name + ";";
     return tuning::disk_key_text(k);
   }
 
   // Memory, then disk (remembered in memory on a hit).
-  std::shared_ptr<const TuningReport> known(const Key& key, Executor ex) {
+  std::shared_ptr<const TuningReport> known(const Key& key, Executor ex, const std::string& body) {
     if (auto r = find(key)) return r;
     if (!options.persist) return nullptr;
     const std::string device = tuning::device_text(ex);
-    auto hit = tuning::load_best(disk_key(key, device));
+    auto hit = tuning::load_best(disk_key(key, device, body));
     if (!hit) return nullptr;
     TuningReport r{def.name, std::get<1>(key), device, hit->first, hit->second, true, {}};
     return remember(key, std::move(r));
@@ -151,10 +164,11 @@ struct Autotuner::Impl {
     Key key{static_cast<int>(ex), key_values(args), base.meta};
     if (auto r = find(key)) return r;
     std::lock_guard<std::mutex> one_at_a_time(tuning);
-    if (auto r = known(key, ex)) return r;
+    const std::string body = options.persist ? body_fingerprint(base, ex, args) : "";
+    if (auto r = known(key, ex, body)) return r;
     TuningReport r = run_tuning(base, ex, args, std::get<1>(key));
     // A single candidate was neither compared nor timed: nothing a later process could skip.
-    if (options.persist && r.results.size() > 1) tuning::store_best(disk_key(key, r.device), r);
+    if (options.persist && r.results.size() > 1) tuning::store_best(disk_key(key, r.device, body), r);
     return remember(key, std::move(r));
   }
 
@@ -264,7 +278,9 @@ TuningReport Autotuner::tune(const LaunchOptions& base, std::span<const ArgValue
 
 std::optional<TuningReport> Autotuner::lookup(const LaunchOptions& base, std::span<const ArgValue> args) {
   const Executor ex = resolve(base.executor);
-  auto r = impl_->known(Impl::Key{static_cast<int>(ex), impl_->key_values(args), base.meta}, ex);
+  const Impl::Key key{static_cast<int>(ex), impl_->key_values(args), base.meta};
+  auto r = impl_->find(key);
+  if (!r && impl_->options.persist) r = impl_->known(key, ex, impl_->body_fingerprint(base, ex, args));
   if (!r) return std::nullopt;
   return *r;
 }

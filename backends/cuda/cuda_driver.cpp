@@ -216,10 +216,15 @@ JitResult CudaDriver::compile_ptx(const std::string& ptx, const JitOptions& o) c
   // Integer option values travel cast to pointers, as the driver API specifies.
   auto as_value = [](std::intptr_t v) { return reinterpret_cast<void*>(v); };
   std::vector<int> options{CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
-                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE, CU_JIT_OPTIMIZATION_LEVEL,
-                           CU_JIT_GENERATE_LINE_INFO};
+                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE, CU_JIT_GENERATE_LINE_INFO};
   std::vector<void*> values{error_log.data(), as_value(log_size), info_log.data(), as_value(log_size), as_value(1),
-                            as_value(o.opt_level), as_value(o.line_info ? 1 : 0)};
+                            as_value(o.line_info ? 1 : 0)};
+  // The JIT's levels run 0..4 with 4, its default, the highest; ptxas's run 0..3 with 3 the
+  // highest. -O3 keeps the driver's default, the lower levels are passed as they are.
+  if (o.opt_level < 3) {
+    options.push_back(CU_JIT_OPTIMIZATION_LEVEL);
+    values.push_back(as_value(o.opt_level));
+  }
   if (o.max_registers > 0) {
     options.push_back(CU_JIT_MAX_REGISTERS);
     values.push_back(as_value(o.max_registers));

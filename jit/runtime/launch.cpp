@@ -325,6 +325,14 @@ ResourceReport warmup(KernelDef& def, const LaunchOptions& opts, std::span<const
   return specialization(def, ex, opts, args).resources;
 }
 
+std::string kernel_fingerprint(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
+  using namespace runtime;
+  validate_arguments(def, args);
+  validate_options(def, opts);
+  auto m = trace_verified(def, opts.meta, specialization_facts(def, args), opts.num_warps);
+  return key_hash_hex(ir::print(*m));
+}
+
 Artifact compile_only(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args,
                       const std::string& target) {
   using namespace runtime;

@@ -9,10 +9,10 @@
 //
 // - Key: the integer arguments whose values select a tuning (Triton's `key`). Pointer and float
 //   arguments are rejected as keys: only an integer's value is a property of the problem.
-// - The winner per (kernel name, key values, device, tessera version, config list) is kept in
-//   memory and in the disk cache (TESSERA_CACHE_DIR; TESSERA_CACHE=0 turns it off), so a second
-//   process tunes nothing. The kernel's body is not part of that key (C++ code has no hash we can
-//   read): rename the kernel or change the config list to retune after editing it.
+// - The winner per (kernel name, key values, device, tessera version, config list, and a hash of
+//   the tile IR the kernel's body traces to) is kept in memory and in the disk cache
+//   (TESSERA_CACHE_DIR; TESSERA_CACHE=0 turns it off), so a second process tunes nothing and an
+//   edited body tunes again.
 // - A config that fails to compile or launch is skipped (a note on stderr, its reason in the
 //   report); if all fail, AutotuneError lists each config and why.
 // - While tuning, one progress line on stderr; TESSERA_QUIET=1 silences it and the notes.

@@ -48,6 +48,10 @@ namespace detail {
 // that captures CUDA graphs calls before capturing.
 TESSERA_API ResourceReport warmup(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args);
 
+// A hash of the tile IR these options and arguments trace to: what the kernel's body computes,
+// for keys that must change when the body does (the autotuner's persisted results).
+TESSERA_API std::string kernel_fingerprint(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args);
+
 // What compiling a kernel for a named target produced, without loading or launching it.
 struct Artifact {
   std::string format;     // "ptx" or "hsaco"
