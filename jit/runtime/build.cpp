@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "backends/cuda/cuda_driver.hpp"
+#include "backends/cuda/ptxas.hpp"
 #include "backends/hip/hip_driver.hpp"
 #include "jit/ir/printer.hpp"
 #include "jit/runtime/compile.hpp"
@@ -49,6 +50,17 @@ cuda::JitOptions jit_options(const CompileOptions& o) {
   return cuda::JitOptions{.opt_level = o.opt_level, .max_registers = o.maxnreg, .line_info = o.line_info};
 }
 
+// PTX to a cubin: CUDA's ptxas where installed (the faster code, see backends/cuda/ptxas.hpp),
+// else the driver's own assembler. Which one is not part of the disk cache key (a PTX entry that
+// a build machine published must be found on the GPU machine).
+cuda::JitResult assemble_ptx(const std::string& ptx, const std::string& target, const CompileOptions& o) {
+  if (const std::string ptxas = backend::find_ptxas(); !ptxas.empty()) {
+    auto r = backend::run_ptxas(ptxas, ptx, target, o.opt_level, o.maxnreg, o.line_info);
+    return cuda::JitResult{std::move(r.cubin), std::move(r.log)};
+  }
+  return cuda::CudaDriver::require().compile_ptx(ptx, jit_options(o));
+}
+
 // Trace -> disk cache (or passes, codegen and, for CUDA, ptxas to a cubin) -> an entry to load.
 // The entry's payload is a cubin (CUDA) or an HSACO (HIP); a PTX entry, published by a warmup
 // for a named target on a machine without a GPU, is assembled here and republished as a cubin.
@@ -74,7 +86,7 @@ Built build_entry(const detail::KernelDef& def, const LaunchOptions& opts, const
     e.meta = {{"kernel", def.name}, {"function", bin.kernel_name}, {"target", target},
               {"num_threads", std::to_string(bin.num_threads)}, {"shared_bytes", std::to_string(bin.shared_bytes)}};
     if (cuda) {
-      auto jit = cuda::CudaDriver::require().compile_ptx(bin.data, jit_options(opts.compile));
+      auto jit = assemble_ptx(bin.data, target, opts.compile);
       times.assemble = clock.lap();
       e.payload = std::move(jit.cubin);
       e.meta["format"] = "cubin";
@@ -92,7 +104,7 @@ Built build_entry(const detail::KernelDef& def, const LaunchOptions& opts, const
   b.from_disk = !compiled_here;
   if (b.from_disk) times.disk += clock.lap();
   if (cuda && b.entry.meta["format"] == "ptx") {
-    auto jit = cuda::CudaDriver::require().compile_ptx(b.entry.payload, jit_options(opts.compile));
+    auto jit = assemble_ptx(b.entry.payload, target, opts.compile);
     times.assemble = clock.lap();
     b.entry.payload = std::move(jit.cubin);
     b.entry.meta["format"] = "cubin";
