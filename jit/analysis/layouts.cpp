@@ -57,6 +57,32 @@ ir::Layout slice_layout(const ir::Layout& parent, int dim) {
   return l;
 }
 
+namespace {
+bool is_blocked(const ir::Type& t) { return !t.layout.is_none() && t.layout.kind == ir::Layout::Kind::Blocked; }
+}  // namespace
+
+I lanes_along_axis(const ir::Type& t, int axis) {
+  if (!is_blocked(t)) return 1;
+  const auto& l = t.layout;
+  return std::min<I>(l.threads_per_warp[axis], std::max<I>(1, t.shape[axis] / l.size_per_thread[axis]));
+}
+
+I warps_along_axis(const ir::Type& t, int axis) {
+  if (!is_blocked(t)) return 1;
+  const auto& l = t.layout;
+  const I per_warp = I{l.size_per_thread[axis]} * l.threads_per_warp[axis];
+  return std::min<I>(l.warps_per_cta[axis], std::max<I>(1, t.shape[axis] / per_warp));
+}
+
+I lane_stride(const ir::Layout& l, int axis) {
+  I stride = 1;
+  for (int o : l.order) {
+    if (o == axis) break;
+    stride *= l.threads_per_warp[o];
+  }
+  return stride;
+}
+
 Distribution distribute(const ir::Type& t) {
   if (t.layout.is_none()) throw InternalError("distribute: tile type " + ir::to_string(t) + " has no layout");
   Distribution dist;

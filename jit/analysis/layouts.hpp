@@ -31,6 +31,14 @@ ir::Layout blocked_layout(const std::vector<std::int64_t>& shape, int num_warps,
 
 ir::Layout slice_layout(const ir::Layout& parent, int dim);
 
+// Along `axis` of a blocked tile: the lanes and the warps that hold distinct positions (fewer
+// than threads_per_warp / warps_per_cta where the tile is smaller than the layout's CTA tile and
+// threads repeat it), and the lane-id distance between neighbours along the axis. What a
+// reduction or scan exchanges across lanes (shuffles) and across warps (shared memory).
+std::int64_t lanes_along_axis(const ir::Type& t, int axis);
+std::int64_t warps_along_axis(const ir::Type& t, int axis);
+std::int64_t lane_stride(const ir::Layout& l, int axis);
+
 struct Distribution {
   std::vector<std::int64_t> shape;     // the parent-rank shape (slice dim inserted as 1)
   std::vector<std::int64_t> slots;     // n_d per parent dim

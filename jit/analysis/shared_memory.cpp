@@ -13,13 +13,6 @@ using ir::Op;
 using ir::OpKind;
 using I = std::int64_t;
 
-I warps_along_axis(const ir::Type& t, int axis) {
-  if (t.layout.is_none() || t.layout.kind != ir::Layout::Kind::Blocked) return 1;
-  const auto& l = t.layout;
-  const I per_warp = I{l.size_per_thread[axis]} * l.threads_per_warp[axis];
-  return std::min<I>(l.warps_per_cta[axis], std::max<I>(1, t.shape[axis] / per_warp));
-}
-
 bool has_replicas(const ir::Type& t) {
   if (!t.is_tile()) return true;
   const auto dist = distribute(t);
@@ -92,23 +85,27 @@ SharedMemoryPlan::SharedMemoryPlan(const ir::Module& m) {
 void SharedMemoryPlan::allocate(const ir::Module& m) {
   const auto used = used_values(m);
   I shared_region = 0, private_bytes = 0;
-  std::vector<std::pair<const Op*, I>> private_ops, shared_ops;
+  struct Use {
+    const Op* op;
+    I offset, bytes;
+  };
+  std::vector<Use> private_ops, shared_ops;
   ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) {
     const bool atomic = op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas;
     if (atomic && !used.count(op.result())) return;  // nobody reads the old values: nothing to share
-    const I bytes = (shared_bytes(op) + 15) / 16 * 16;
+    const I bytes = shared_bytes(op);
     if (bytes == 0) return;
     users_.push_back(&op);
     if (is_private_user(op.kind)) {
-      private_ops.emplace_back(&op, private_bytes);
-      private_bytes += bytes;
+      private_ops.push_back({&op, private_bytes, bytes});
+      private_bytes += (bytes + 15) / 16 * 16;  // each region 16-byte aligned
     } else {
-      shared_ops.emplace_back(&op, bytes);
-      shared_region = std::max(shared_region, bytes);
+      shared_ops.push_back({&op, 0, bytes});
+      shared_region = std::max(shared_region, (bytes + 15) / 16 * 16);
     }
   });
-  for (const auto& [op, bytes] : shared_ops) regions_[op] = {0, bytes};
-  for (const auto& [op, offset] : private_ops) regions_[op] = {shared_region + offset, shared_region + offset + shared_bytes(*op)};
+  for (const Use& u : shared_ops) regions_[u.op] = {0, u.bytes};
+  for (const Use& u : private_ops) regions_[u.op] = {shared_region + u.offset, shared_region + u.offset + u.bytes};
   total_bytes_ = shared_region + private_bytes;
 }
 

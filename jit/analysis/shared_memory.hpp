@@ -27,9 +27,6 @@
 
 namespace tessera::analysis {
 
-// Distinct warps along `axis` of a blocked tile: the number of partial results a reduction or a
-// scan exchanges through shared memory (1: it needs none).
-std::int64_t warps_along_axis(const ir::Type& t, int axis);
 // True when some element of `t` is held by more than one thread (a tile smaller than its layout's
 // CTA tile, or a scalar): an atomic on it runs once, in the owner, and shares its old value.
 bool has_replicas(const ir::Type& t);

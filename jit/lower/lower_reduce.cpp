@@ -60,24 +60,27 @@ llvm::Value* KernelLowering::shuffle_xor_any(llvm::Value* v, int lane_mask) {
   return shuffle_any(v, [&](llvm::Value* v32) { return target_.shuffle_xor(b_, v32, lane_mask); });
 }
 
+namespace {
+// The coordinate along dim d of `id` split over `sizes` along the layout's order (fastest first),
+// emitted in the prologue: a warp id over warps_per_cta, or a lane id over threads_per_warp.
+llvm::Value* coordinate(llvm::IRBuilder<>& pb, llvm::Value* id, const std::vector<int>& sizes,
+                        const std::vector<int>& order, int d) {
+  for (int o : order) {
+    if (o == d) return pb.CreateURem(id, pb.getInt32(static_cast<std::uint32_t>(sizes[o])));
+    id = pb.CreateUDiv(id, pb.getInt32(static_cast<std::uint32_t>(sizes[o])));
+  }
+  throw InternalError("layout coordinate: dim not in the layout's order");
+}
+}  // namespace
+
 llvm::Value* KernelLowering::warp_coord(const ir::Layout& l, int d) {
   llvm::IRBuilder<> pb(fn_->getEntryBlock().getTerminator());
-  llvm::Value* warp = pb.CreateUDiv(tid_, pb.getInt32(target_.warp_size()));
-  for (int o : l.order) {
-    if (o == d) return pb.CreateURem(warp, pb.getInt32(l.warps_per_cta[o]));
-    warp = pb.CreateUDiv(warp, pb.getInt32(l.warps_per_cta[o]));
-  }
-  throw InternalError("warp_coord: dim not in the layout's order");
+  return coordinate(pb, pb.CreateUDiv(tid_, pb.getInt32(target_.warp_size())), l.warps_per_cta, l.order, d);
 }
 
 llvm::Value* KernelLowering::lane_coord(const ir::Layout& l, int d) {
   llvm::IRBuilder<> pb(fn_->getEntryBlock().getTerminator());
-  llvm::Value* lane = pb.CreateURem(tid_, pb.getInt32(target_.warp_size()));
-  for (int o : l.order) {
-    if (o == d) return pb.CreateURem(lane, pb.getInt32(l.threads_per_warp[o]));
-    lane = pb.CreateUDiv(lane, pb.getInt32(l.threads_per_warp[o]));
-  }
-  throw InternalError("lane_coord: dim not in the layout's order");
+  return coordinate(pb, pb.CreateURem(tid_, pb.getInt32(target_.warp_size())), l.threads_per_warp, l.order, d);
 }
 
 void KernelLowering::lower_reduce(const Op& op) {
@@ -104,18 +107,13 @@ void KernelLowering::lower_reduce(const Op& op) {
   }
 
   // (2) Across lanes: butterfly over the lane bits of the axis that hold distinct positions.
-  const I spt = l.size_per_thread[axis], tpw = l.threads_per_warp[axis];
   const I shape_a = dist.shape[axis];
-  const I distinct_lanes = std::min<I>(tpw, std::max<I>(1, shape_a / spt));
-  I lane_stride = 1;
-  for (int o : l.order) {
-    if (o == axis) break;
-    lane_stride *= l.threads_per_warp[o];
-  }
+  const I distinct_lanes = analysis::lanes_along_axis(in_t, axis);
+  const I stride = analysis::lane_stride(l, axis);
   for (I step = 1; step < distinct_lanes; step *= 2)
     for (auto& a : acc) {
       std::vector<llvm::Value*> other;
-      for (auto* v : a) other.push_back(shuffle_xor_any(v, static_cast<int>(step * lane_stride)));
+      for (auto* v : a) other.push_back(shuffle_xor_any(v, static_cast<int>(step * stride)));
       a = combine(op, a, other);
     }
 

@@ -45,17 +45,13 @@ void KernelLowering::lower_scan(const Op& op) {
     if (!(op.operands[i]->type.layout == t.layout) || !(op.result(static_cast<int>(i))->type.layout == t.layout))
       throw InternalError(fmt::format("lowering: the operands and results of the scan at {} differ in layout", op.loc.str()));
   const auto& l = dist.layout;
-  const I spt = l.size_per_thread[axis], tpw = l.threads_per_warp[axis];
+  const I spt = l.size_per_thread[axis];
   const I len = dist.shape[axis];
-  const I lanes = std::min<I>(tpw, std::max<I>(1, len / spt));  // distinct lanes along the axis
-  const I warps = analysis::warps_along_axis(t, axis);           // distinct warps along the axis
+  const I lanes = analysis::lanes_along_axis(t, axis);  // distinct lanes along the axis
+  const I warps = analysis::warps_along_axis(t, axis);  // distinct warps along the axis
   const I axis_slots = dist.slots[axis];
   const I reps = (axis_slots + spt - 1) / spt;
-  I lane_stride = 1;  // lane id distance between neighbours along the axis
-  for (int o : l.order) {
-    if (o == axis) break;
-    lane_stride *= l.threads_per_warp[o];
-  }
+  const I lane_stride = analysis::lane_stride(l, axis);  // lane id distance between neighbours
 
   auto u32 = [&](I v) { return b_.getInt32(static_cast<std::uint32_t>(v)); };
   auto select = [&](llvm::Value* c, const Vals& a, const Vals& b) {
