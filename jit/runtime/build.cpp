@@ -61,6 +61,16 @@ cuda::JitResult assemble_ptx(const std::string& ptx, const std::string& target, 
   return cuda::CudaDriver::require().compile_ptx(ptx, jit_options(o));
 }
 
+// Replaces a PTX payload by the cubin assembled from it (with the assembler's -v log).
+void assemble_in_place(CacheEntry& e, const std::string& target, const CompileOptions& o, CompileTimes& times,
+                       Stopwatch& clock) {
+  auto jit = assemble_ptx(e.payload, target, o);
+  times.assemble = clock.lap();
+  e.payload = std::move(jit.cubin);
+  e.meta["format"] = "cubin";
+  e.meta["jit_log"] = std::move(jit.info_log);
+}
+
 // Trace -> disk cache (or passes, codegen and, for CUDA, ptxas to a cubin) -> an entry to load.
 // The entry's payload is a cubin (CUDA) or an HSACO (HIP); a PTX entry, published by a warmup
 // for a named target on a machine without a GPU, is assembled here and republished as a cubin.
@@ -80,21 +90,9 @@ Built build_entry(const detail::KernelDef& def, const LaunchOptions& opts, const
     times.disk += clock.lap();
     optimize(*m);
     times.passes = clock.lap();
-    lower::DeviceBinary bin = codegen(*m, target, opts.compile);
+    CacheEntry e = device_entry(def.name, target, codegen(*m, target, opts.compile));
     times.codegen = clock.lap();
-    CacheEntry e;
-    e.meta = {{"kernel", def.name}, {"function", bin.kernel_name}, {"target", target},
-              {"num_threads", std::to_string(bin.num_threads)}, {"shared_bytes", std::to_string(bin.shared_bytes)}};
-    if (cuda) {
-      auto jit = assemble_ptx(bin.data, target, opts.compile);
-      times.assemble = clock.lap();
-      e.payload = std::move(jit.cubin);
-      e.meta["format"] = "cubin";
-      e.meta["jit_log"] = std::move(jit.info_log);
-    } else {
-      e.payload = std::move(bin.data);
-      e.meta["format"] = bin.format;
-    }
+    if (cuda) assemble_in_place(e, target, opts.compile, times, clock);
     return e;
   };
   DiskCache& cache = DiskCache::global();
@@ -104,11 +102,7 @@ Built build_entry(const detail::KernelDef& def, const LaunchOptions& opts, const
   b.from_disk = !compiled_here;
   if (b.from_disk) times.disk += clock.lap();
   if (cuda && b.entry.meta["format"] == "ptx") {
-    auto jit = assemble_ptx(b.entry.payload, target, opts.compile);
-    times.assemble = clock.lap();
-    b.entry.payload = std::move(jit.cubin);
-    b.entry.meta["format"] = "cubin";
-    b.entry.meta["jit_log"] = std::move(jit.info_log);
+    assemble_in_place(b.entry, target, opts.compile, times, clock);
     cache.put(key, b.entry);
   }
   return b;
@@ -125,63 +119,56 @@ void finish_report(ResourceReport& r, const Compiled& c, const CompileTimes& tim
                                   r.kernel, c.num_threads, r.max_threads, r.registers));
 }
 
-std::unique_ptr<Compiled> build_cuda(const detail::KernelDef& def, const LaunchOptions& opts,
-                                     const std::vector<ir::ArgFacts>& facts) {
+// Loads the entry's module and function; fills what the driver reports about it.
+void load_cuda(Compiled& c, CacheEntry& e) {
   auto& drv = cuda::CudaDriver::require();
-  const std::string target = cuda_target_name();
+  c.cu_module = drv.load_module(e.payload);
+  c.cu_function = drv.get_function(c.cu_module, e.meta["function"]);
+  c.shared_bytes = 0;  // static shared memory is declared in the module itself
+  ResourceReport& r = c.resources;
+  r.registers = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_NUM_REGS);
+  r.local_bytes = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+  r.shared_bytes = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  r.max_threads = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  r.jit_log = e.meta["jit_log"];
+  r.spill_store_bytes = number_before(r.jit_log, "bytes spill stores");
+  r.spill_load_bytes = number_before(r.jit_log, "bytes spill loads");
+}
+
+void load_hip(Compiled& c, CacheEntry& e) {
+  auto& drv = hip::HipDriver::require();
+  c.hip_module = drv.load_module(e.payload);
+  c.hip_function = drv.get_function(c.hip_module, e.meta["function"]);
+  c.resources.shared_bytes = meta_int(e, "shared_bytes");
+}
+
+std::unique_ptr<Compiled> build_gpu(const detail::KernelDef& def, Executor ex, const LaunchOptions& opts,
+                                    const std::vector<ir::ArgFacts>& facts) {
+  const bool cuda = ex == Executor::Cuda;
+  const std::string target = cuda ? cuda_target_name() : hip_target_name();
   auto c = std::make_unique<Compiled>();
-  c->executor = Executor::Cuda;
+  c->executor = ex;
   CompileTimes times;
   Stopwatch clock;
-  Built b = build_entry(def, opts, facts, target, /*cuda=*/true, times, clock, /*bypass_disk=*/false);
+  auto load = [&](Built& b) { cuda ? load_cuda(*c, b.entry) : load_hip(*c, b.entry); };
+  Built b = build_entry(def, opts, facts, target, cuda, times, clock, /*bypass_disk=*/false);
   try {
-    c->cu_module = drv.load_module(b.entry.payload);
+    load(b);
   } catch (const DriverError&) {
-    // A cubin from the disk cache that this driver or GPU does not take: compile afresh.
+    // Code from the disk cache that this driver or GPU does not take: compile afresh.
     if (!b.from_disk) throw;
     times = {};
-    b = build_entry(def, opts, facts, target, true, times, clock, /*bypass_disk=*/true);
-    c->cu_module = drv.load_module(b.entry.payload);
+    b = build_entry(def, opts, facts, target, cuda, times, clock, /*bypass_disk=*/true);
+    load(b);
   }
-  c->cu_function = drv.get_function(c->cu_module, b.entry.meta["function"]);
   times.load = clock.lap();
   c->num_threads = static_cast<unsigned>(meta_int(b.entry, "num_threads"));
-  c->shared_bytes = 0;  // static shared memory is declared in the module itself
   ResourceReport& r = c->resources;
   r.kernel = def.name;
   r.target = target;
-  r.registers = drv.function_attribute(c->cu_function, cuda::CU_FUNC_ATTRIBUTE_NUM_REGS);
-  r.local_bytes = drv.function_attribute(c->cu_function, cuda::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
-  r.shared_bytes = drv.function_attribute(c->cu_function, cuda::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-  r.max_threads = drv.function_attribute(c->cu_function, cuda::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   r.num_threads = static_cast<int>(c->num_threads);
-  r.jit_log = b.entry.meta["jit_log"];
-  r.spill_store_bytes = number_before(r.jit_log, "bytes spill stores");
-  r.spill_load_bytes = number_before(r.jit_log, "bytes spill loads");
   r.from_disk_cache = b.from_disk;
   finish_report(r, *c, times);
-  return c;
-}
-
-std::unique_ptr<Compiled> build_hip(const detail::KernelDef& def, const LaunchOptions& opts,
-                                    const std::vector<ir::ArgFacts>& facts) {
-  auto& drv = hip::HipDriver::require();
-  const std::string target = hip_target_name();
-  auto c = std::make_unique<Compiled>();
-  c->executor = Executor::Hip;
-  CompileTimes times;
-  Stopwatch clock;
-  Built b = build_entry(def, opts, facts, target, /*cuda=*/false, times, clock, /*bypass_disk=*/false);
-  c->hip_module = drv.load_module(b.entry.payload);
-  c->hip_function = drv.get_function(c->hip_module, b.entry.meta["function"]);
-  times.load = clock.lap();
-  c->num_threads = static_cast<unsigned>(meta_int(b.entry, "num_threads"));
-  c->resources.kernel = def.name;
-  c->resources.target = target;
-  c->resources.num_threads = static_cast<int>(c->num_threads);
-  c->resources.shared_bytes = meta_int(b.entry, "shared_bytes");
-  c->resources.from_disk_cache = b.from_disk;
-  finish_report(c->resources, *c, times);
   return c;
 }
 
@@ -212,10 +199,15 @@ std::string ResourceReport::str() const {
 
 namespace tessera::runtime {
 
+CacheEntry device_entry(const std::string& kernel, const std::string& target, lower::DeviceBinary bin) {
+  return CacheEntry{std::move(bin.data),
+                    {{"kernel", kernel}, {"function", bin.kernel_name}, {"target", target}, {"format", bin.format},
+                     {"num_threads", std::to_string(bin.num_threads)}, {"shared_bytes", std::to_string(bin.shared_bytes)}}};
+}
+
 std::unique_ptr<Compiled> build_specialization(const detail::KernelDef& def, Executor ex, const LaunchOptions& opts,
                                                const std::vector<ir::ArgFacts>& facts) {
-  if (ex == Executor::Cuda) return build_cuda(def, opts, facts);
-  if (ex == Executor::Hip) return build_hip(def, opts, facts);
+  if (ex == Executor::Cuda || ex == Executor::Hip) return build_gpu(def, ex, opts, facts);
   auto c = std::make_unique<Compiled>();
   c->executor = ex;
   CompileTimes times;

@@ -9,6 +9,8 @@
 #include "backends/cuda/cuda_api.hpp"
 #include "backends/hip/hip_api.hpp"
 #include "jit/ir/ir.hpp"
+#include "jit/lower/codegen.hpp"
+#include "jit/runtime/disk_cache.hpp"
 #include "tessera/launch.hpp"
 #include "tessera/runtime.hpp"
 
@@ -25,6 +27,10 @@ struct Compiled {
   unsigned num_threads = 0, shared_bytes = 0;
   ResourceReport resources;
 };
+
+// A disk cache entry holding a device binary as code generation made it (PTX or HSACO), with the
+// fields a later load needs (function name, threads) and `tessera-cache list` shows.
+CacheEntry device_entry(const std::string& kernel, const std::string& target, lower::DeviceBinary bin);
 
 std::unique_ptr<Compiled> build_specialization(const detail::KernelDef& def, Executor ex, const LaunchOptions& opts,
                                                const std::vector<ir::ArgFacts>& facts);

@@ -72,10 +72,6 @@ std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, con
 lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const CompileOptions& options,
                             std::string* ir_with_layouts) {
   const EnvOptions& env = env_options();
-  if (options.opt_level < 0 || options.opt_level > 3)
-    throw LaunchError(fmt::format("kernel '{}': CompileOptions::opt_level must be 0 to 3, got {}", m.name, options.opt_level));
-  if (options.maxnreg < 0 || options.maxnreg > 255)
-    throw LaunchError(fmt::format("kernel '{}': CompileOptions::maxnreg must be 0 (no cap) to 255, got {}", m.name, options.maxnreg));
   transforms::assign_layouts(m, lower::target_warp_size(target));
   ir::verify(m);
   if (env.dump_ir) dump("IR with layouts", m.name, ir::print(m));
@@ -86,13 +82,6 @@ lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const Comp
   if (env.dump_ptx && bin.format == "ptx") dump("PTX", m.name, bin.assembly);
   if (env.dump_amdgcn && bin.format == "hsaco") dump("AMDGCN", m.name, bin.assembly);
   return bin;
-}
-
-lower::DeviceBinary compile_for_target(const detail::KernelDef& def, const LaunchOptions& opts,
-                                       const std::vector<ir::ArgFacts>& facts, const std::string& target,
-                                       std::string* ir_with_layouts) {
-  auto m = trace_and_optimize(def, opts.meta, facts, opts.num_warps);
-  return codegen(*m, target, opts.compile, ir_with_layouts);
 }
 
 std::string disk_cache_key(const std::string& traced_ir, const std::string& target, const LaunchOptions& opts) {

@@ -37,11 +37,6 @@ std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, con
 // When `ir_with_layouts` is given, it receives the tile IR as lowered (for tests and tools).
 lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const CompileOptions& options,
                             std::string* ir_with_layouts = nullptr);
-// trace_and_optimize, then codegen.
-lower::DeviceBinary compile_for_target(const detail::KernelDef& def, const LaunchOptions& opts,
-                                       const std::vector<ir::ArgFacts>& facts, const std::string& target,
-                                       std::string* ir_with_layouts = nullptr);
-
 // The disk cache key of a specialization: the traced IR (it holds the meta values, num_warps and
 // the argument facts), the target, every compile option, and the versions of tessera and LLVM.
 std::string disk_cache_key(const std::string& traced_ir, const std::string& target, const LaunchOptions& opts);

@@ -257,6 +257,21 @@ void validate_options(const KernelDef& def, const LaunchOptions& opts) {
   runtime::validate_num_warps(def, opts.num_warps);
   if (opts.num_stages < 1 || opts.num_stages > 8)
     throw LaunchError(fmt::format("kernel '{}': num_stages must be 1 to 8, got {}", def.name, opts.num_stages));
+  if (opts.compile.opt_level < 0 || opts.compile.opt_level > 3)
+    throw LaunchError(fmt::format("kernel '{}': CompileOptions::opt_level must be 0 to 3, got {}", def.name,
+                                  opts.compile.opt_level));
+  if (opts.compile.maxnreg < 0 || opts.compile.maxnreg > 255)
+    throw LaunchError(fmt::format("kernel '{}': CompileOptions::maxnreg must be 0 (no cap) to 255, got {}", def.name,
+                                  opts.compile.maxnreg));
+}
+
+// Every entry point's checks, then its arguments as bound (one binding for every path, so that a
+// warmup or a compile for a named target specializes exactly as the launch will).
+std::span<const ArgValue> checked_arguments(const KernelDef& def, const LaunchOptions& opts,
+                                            std::span<const ArgValue> args) {
+  runtime::validate_arguments(def, args);
+  validate_options(def, opts);
+  return bind_arguments(def, args);
 }
 
 // The specialization these options and arguments select, built if needed. Reused per thread: a
@@ -284,9 +299,7 @@ const runtime::Compiled& specialization(KernelDef& def, Executor ex, const Launc
 
 void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
   using namespace runtime;
-  validate_arguments(def, args);
-  validate_options(def, opts);
-  args = bind_arguments(def, args);
+  args = checked_arguments(def, opts, args);
   const Executor ex = resolve_executor(opts.executor);
   const auto grid = resolve_grid(def, opts, grid_limits(ex));
   const Compiled* c = &specialization(def, ex, opts, args);
@@ -317,9 +330,7 @@ void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue>
 
 ResourceReport warmup(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
   using namespace runtime;
-  validate_arguments(def, args);
-  validate_options(def, opts);
-  args = bind_arguments(def, args);
+  args = checked_arguments(def, opts, args);
   const Executor ex = resolve_executor(opts.executor);
   if (ex == Executor::Cuda) cuda::CudaDriver::require().ensure_context();
   return specialization(def, ex, opts, args).resources;
@@ -327,8 +338,7 @@ ResourceReport warmup(KernelDef& def, const LaunchOptions& opts, std::span<const
 
 std::string kernel_fingerprint(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
   using namespace runtime;
-  validate_arguments(def, args);
-  validate_options(def, opts);
+  args = checked_arguments(def, opts, args);
   auto m = trace_verified(def, opts.meta, specialization_facts(def, args), opts.num_warps);
   return key_hash_hex(ir::print(*m));
 }
@@ -336,10 +346,8 @@ std::string kernel_fingerprint(KernelDef& def, const LaunchOptions& opts, std::s
 Artifact compile_only(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args,
                       const std::string& target) {
   using namespace runtime;
-  validate_arguments(def, args);
-  validate_options(def, opts);
-  auto facts = specialization_facts(def, args);
-  auto m = trace_verified(def, opts.meta, facts, opts.num_warps);
+  args = checked_arguments(def, opts, args);
+  auto m = trace_verified(def, opts.meta, specialization_facts(def, args), opts.num_warps);
   const std::string key = disk_cache_key(ir::print(*m), target, opts);
   optimize(*m);
   std::string ir_text;
@@ -347,10 +355,7 @@ Artifact compile_only(KernelDef& def, const LaunchOptions& opts, std::span<const
   // Publish for a later process on a GPU of this target (it assembles PTX to a cubin and
   // republishes it); an entry already there (perhaps a cubin) is left alone.
   DiskCache& cache = DiskCache::global();
-  if (!cache.get(key))
-    cache.put(key, CacheEntry{bin.data, {{"kernel", def.name}, {"function", bin.kernel_name}, {"target", target},
-                                         {"format", bin.format}, {"num_threads", std::to_string(bin.num_threads)},
-                                         {"shared_bytes", std::to_string(bin.shared_bytes)}}});
+  if (!cache.get(key)) cache.put(key, device_entry(def.name, target, bin));
   return Artifact{bin.format, bin.assembly, bin.data, std::move(ir_text)};
 }
 
