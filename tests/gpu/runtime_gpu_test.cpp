@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_driver.hpp"
+#include "tests/pipeline/scale_kernel.hpp"
 
 namespace ts = tessera;
 namespace fs = std::filesystem;
@@ -25,21 +26,9 @@ bool gpu_present() {
   return gpu;
 }
 
-// out = x * tag; a tag unique to the test makes a kernel (IR) no earlier run has cached.
-auto make_scale(float tag) {
-  return ts::kernel("scale", [tag](ts::Ptr<float> x, ts::Ptr<float> out, ts::Int n) {
-    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
-    auto offs = ts::program_id(0) * BLOCK + ts::arange(0, BLOCK);
-    auto mask = offs < n;
-    ts::store(out + offs, ts::load(x + offs, mask) * tag, mask);
-  });
-}
-
-float unique_tag() {
-  static std::atomic<int> counter{0};
-  return static_cast<float>(std::chrono::steady_clock::now().time_since_epoch().count() % 100000) * 1e-2f +
-         static_cast<float>(++counter);
-}
+// out = x * tag, a kernel no earlier run has cached (tests/pipeline/scale_kernel.hpp).
+auto make_scale(float tag) { return runtime_test::make_scale(tag, "scale"); }
+using runtime_test::unique_tag;
 
 struct Data {
   std::vector<float> host;

@@ -16,29 +16,15 @@
 #include <vector>
 
 #include "jit/runtime/disk_cache.hpp"
+#include "pipeline/scale_kernel.hpp"
 
 namespace ts = tessera;
 namespace fs = std::filesystem;
+using runtime_test::make_scale;
+using runtime_test::unique_tag;
 using tessera::runtime::DiskCache;
 
 namespace {
-
-// A kernel whose traced IR is unique to this process run and `tag` (the scale constant), so that
-// every test starts with no entry of its own in the shared test cache.
-auto make_scale(float tag, const char* name) {
-  return ts::kernel(name, [tag](ts::Ptr<float> x, ts::Ptr<float> out, ts::Int n) {
-    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
-    auto offs = ts::program_id(0) * BLOCK + ts::arange(0, BLOCK);
-    auto mask = offs < n;
-    ts::store(out + offs, ts::load(x + offs, mask) * tag, mask);
-  });
-}
-
-float unique_tag() {
-  static std::atomic<int> counter{0};
-  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-  return static_cast<float>((now % 1000003) + 1000003 * ++counter) * 1e-3f + static_cast<float>(::getpid() % 997);
-}
 
 // Entries of the test cache for kernel `name`: each test names its kernel alone, since other test
 // processes share the folder and may publish at the same time.
