@@ -16,7 +16,7 @@ namespace {
 std::size_t compiles() { return ts::runtime_stats().compiles; }
 }  // namespace
 
-TEST_CASE("the same specialization compiles once; a new meta value or argument fact compiles again",
+TEST_CASE("the same specialization compiles once, a new meta value or argument fact compiles again",
           "[api][launch][cache]") {
   auto k = make_scale("cache_kernel");
   const auto c0 = compiles();

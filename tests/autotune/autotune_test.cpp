@@ -44,7 +44,7 @@ TEST_CASE("the config with the lowest median wins, and the launch runs it", "[au
   CHECK(timer->calls == 3);
 }
 
-TEST_CASE("key values select separate tunings; the same key values never tune again", "[autotune]") {
+TEST_CASE("key values select separate tunings, the same key values never tune again", "[autotune]") {
   TestEnv env;
   auto add = make_add("at_keys");
   auto timer = std::make_shared<FakeTimer>();

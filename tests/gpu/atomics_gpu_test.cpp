@@ -112,7 +112,7 @@ TEST_CASE("GPU atomic max/min and float sums match the interpreter", "[gpu][atom
   sums(ts::bfloat16{});
 }
 
-TEST_CASE("GPU compare-and-swap claims each slot once; scalar tickets are unique", "[gpu][atomics]") {
+TEST_CASE("GPU compare-and-swap claims each slot once, scalar tickets are unique", "[gpu][atomics]") {
   if (!have_gpu()) return;
   const int n = 4096, block = 16, slots = 64;
   auto kc = ak::make_claim();

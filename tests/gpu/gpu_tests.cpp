@@ -245,7 +245,7 @@ TEST_CASE("num_warps from 1 to 32 and a 3-D grid run on the GPU as on the interp
         REQUIRE(r[static_cast<std::size_t>((z * gy + y) * gx + x)] == x + 1000 * y + 1000000 * z + 7 * (gx + gy + gz));
 }
 
-TEST_CASE("GPU scans (cumsum, cumprod, max-scan; both axes; reverse) match prefix loops", "[gpu]") {
+TEST_CASE("GPU scans (cumsum, cumprod, max-scan, both axes, reverse) match prefix loops", "[gpu]") {
   if (!have_gpu()) return;
   std::mt19937 rng(31);
   std::uniform_int_distribution<int> d(-3, 3);

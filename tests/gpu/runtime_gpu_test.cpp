@@ -63,7 +63,7 @@ fs::path newest_cache_file() {
 
 }  // namespace
 
-TEST_CASE("GPU: a second kernel object finds the cubin on disk; reports say what was used", "[gpu][runtime]") {
+TEST_CASE("GPU: a second kernel object finds the cubin on disk, reports say what was used", "[gpu][runtime]") {
   if (!gpu_present()) return;
   const float tag = unique_tag();
   const int n = 100003;
@@ -147,7 +147,7 @@ TEST_CASE("GPU: maxnreg caps registers, line info and -O0 still run correctly", 
   }
 }
 
-TEST_CASE("GPU: launches inside CUDA graph capture; a missing specialization is a clear error", "[gpu][runtime][graph]") {
+TEST_CASE("GPU: launches inside CUDA graph capture, a missing specialization is a clear error", "[gpu][runtime][graph]") {
   if (!gpu_present()) return;
   auto& drv = ts::cuda::CudaDriver::require();
   const auto& f = drv.functions();

@@ -88,7 +88,7 @@ TEST_CASE("integer atomics apply lane by lane and skip masked lanes", "[interp][
   SECTION("i64") { check_int_ops<std::int64_t>(DType::I64); }
 }
 
-TEST_CASE("signedness decides integer max and min; add wraps", "[interp][atomics]") {
+TEST_CASE("signedness decides integer max and min, add wraps", "[interp][atomics]") {
   std::vector<std::int32_t> v{-1, 5, INT32_MAX, 1, 0, 0, 0, 0};
   run_rmw<std::int32_t>(DType::I32, "max", 1, 2, {3}, v, [](auto a, auto b) { return std::max(a, b); });
   run_rmw<std::int32_t>(DType::I32, "add", 1, 4, {1}, v, [](std::int32_t a, std::int32_t b) {
@@ -169,7 +169,7 @@ TEST_CASE("programs run in order: a scalar atomic counter hands out tickets", "[
   CHECK(o == std::vector<std::int32_t>{13, 14, 15, -1, -1, -1});
 }
 
-TEST_CASE("active atomic lanes get the memory checks; masked lanes none", "[interp][atomics]") {
+TEST_CASE("active atomic lanes get the memory checks, masked lanes none", "[interp][atomics]") {
   auto m = rmw_kernel(DType::I32, "add", kN, /*masked=*/true);
   std::vector<std::int32_t> mem(4, 0), v(kN, 1), old(kN, 0);
   auto args = [&](std::int64_t n) {

@@ -110,7 +110,7 @@ TEST_CASE("misaligned and null accesses are errors, even on raw pointers", "[int
   CHECK_THROWS_AS(interp::run(*m, {1, 1, 1}, copy_args(x.data(), 0, nullptr, 0, kN)), MemoryAccessError);
 }
 
-TEST_CASE("raw pointers are unchecked unless some argument has a size; extra buffers count", "[interp][memory]") {
+TEST_CASE("raw pointers are unchecked unless some argument has a size, extra buffers count", "[interp][memory]") {
   const auto m = copy_kernel({});
   std::vector<float> x(kN, 3.f), out(kN, 0.f);
   // No sizes at all: the user vouches for the pointers.
