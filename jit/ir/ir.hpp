@@ -15,6 +15,13 @@
 
 namespace tessera::ir {
 
+// How deeply regions (the bodies of for, if, reduce, scan) may nest. The parser, the verifier, the
+// printer, the passes and the Module's destructor all recurse once per level, so this bounds their
+// stack use (512 levels take well under 1 MiB). The parser refuses deeper text with the position;
+// the verifier refuses deeper IR built by hand; the DSL tracer must refuse deeper nesting of
+// ts::for_range / ts::if_ with this same constant, naming the user's line.
+inline constexpr int kMaxRegionDepth = 512;
+
 enum class OpKind : std::uint16_t {
 #define OP(Enum, text, min_ops, max_ops, num_results, num_regions, category) Enum,
 #include "jit/ir/ops.def"

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <climits>
 #include <unordered_map>
 
 #include "jit/ir/text_reader.hpp"
@@ -27,7 +28,7 @@ class Parser {
     }
     if (r_.try_keyword("num_warps")) {
       r_.expect_char('=');
-      m->num_warps = static_cast<int>(r_.integer());
+      m->num_warps = small_int("num_warps");
     }
     r_.expect_char('{');
     block_body(m->entry());
@@ -110,6 +111,10 @@ class Parser {
       r_.fail_at(start, fmt::format("'{}' names {} result(s) but lists {} result type(s)", name,
                                     result_names.size(), types.size()));
 
+    // Recursion: op -> region -> block_body -> op. The depth bound keeps the stack of this parser
+    // (and of the verifier, printer and passes that later walk the module) small.
+    if (info->num_regions > 0 && static_cast<int>(scopes_.size()) > kMaxRegionDepth)  // [0]: the body
+      r_.fail_at(start, fmt::format("regions nested more than {} deep", kMaxRegionDepth));
     Op* op = builder.create(info->kind, std::move(operands), std::move(types), std::move(attrs),
                             info->num_regions);
     for (int i = 0; i < info->num_regions; ++i) {
@@ -188,14 +193,15 @@ class Parser {
     r_.expect_char('(');
     l.file = r_.quoted_string();
     r_.expect_char(':');
-    l.line = static_cast<int>(r_.integer());
+    l.line = small_int("a line number");
     r_.expect_char(':');
-    l.column = static_cast<int>(r_.integer());
+    l.column = small_int("a column number");
     r_.expect_char(')');
     return l;
   }
 
   Type type() {
+    std::size_t start = here();
     if (!r_.try_char('<')) return element_type();
     std::vector<std::int64_t> shape;
     while (r_.peek() >= '0' && r_.peek() <= '9') {
@@ -205,6 +211,8 @@ class Parser {
     }
     if (shape.empty()) r_.fail("a tile type needs at least one dimension, as in <128xf32>");
     Type t = element_type().with_shape(std::move(shape));
+    // Triton's tile limits, at the type's text (the verifier checks them again for built IR).
+    if (auto p = tile_shape_problem(t.shape, to_string(t)); !p.empty()) r_.fail_at(start, p);
     if (r_.try_char(',')) t.layout = layout();
     r_.expect_char('>');
     return t;
@@ -233,7 +241,7 @@ class Parser {
     Layout l;
     if (r_.try_keyword("slice")) {
       r_.expect_char('<');
-      l.slice_dim = static_cast<int>(r_.integer());
+      l.slice_dim = small_int("a slice dim");
       r_.expect_char(',');
       r_.expect_keyword("blocked");
       blocked_body(l);
@@ -254,7 +262,7 @@ class Parser {
       if (i > 0) r_.expect_char(',');
       r_.expect_char('[');
       if (!r_.try_char(']')) {
-        do lists[i]->push_back(static_cast<int>(r_.integer()));
+        do lists[i]->push_back(small_int("a layout entry"));
         while (r_.try_char(','));
         r_.expect_char(']');
       }
@@ -276,6 +284,14 @@ class Parser {
     for (const auto& scope : scopes_)
       if (scope.count(name)) r_.fail_at(at, fmt::format("redefinition of value %{}", name));
     scopes_.back()[name] = v;
+  }
+
+  // An integer that an int field holds; a larger one would be truncated to some other value.
+  int small_int(const char* what) {
+    std::size_t at = here();
+    std::int64_t v = r_.integer();
+    if (v < INT_MIN || v > INT_MAX) r_.fail_at(at, fmt::format("{} {} is out of the range of int", what, v));
+    return static_cast<int>(v);
   }
 
   // The position of the next token (for messages that point at it).

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tessera/error.hpp"
+
 namespace tessera::ir {
 namespace {
 struct DTypeInfo { DType d; std::string_view name; int bits; };
@@ -27,9 +29,26 @@ bool is_float(DType d) { return d == DType::F16 || d == DType::BF16 || d == DTyp
 bool is_int(DType d) { return !is_float(d) && d != DType::Ptr; }
 bool is_unsigned(DType d) { return d == DType::U8 || d == DType::U32 || d == DType::I1; }
 
+std::string tile_shape_problem(std::span<const std::int64_t> shape, std::string_view type_text) {
+  std::int64_t n = 1;
+  bool overflow = false;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const std::int64_t s = shape[d];
+    if (s <= 0) return fmt::format("dim {} of {} is {}, not positive", d, type_text, s);
+    if ((s & (s - 1)) != 0) return fmt::format("dim {} of {} is {}, not a power of two", d, type_text, s);
+    overflow = overflow || __builtin_mul_overflow(n, s, &n);
+  }
+  if (overflow || n > kMaxTileElements)
+    return fmt::format("{} has {} elements, more than the limit of {} (2^20) elements per tile", type_text,
+                       overflow ? "2^63 or more" : std::to_string(n), kMaxTileElements);
+  return "";
+}
+
 std::int64_t Type::numel() const {
   std::int64_t n = 1;
-  for (auto s : shape) n *= s;
+  for (auto s : shape)
+    if (__builtin_mul_overflow(n, s, &n))
+      throw ProgramError(fmt::format("the element count of {} overflows 64 bits", to_string(*this)));
   return n;
 }
 

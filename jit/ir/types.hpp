@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,15 @@ inline int dtype_bytes(DType d) { return dtype_bits(d) <= 8 ? 1 : dtype_bits(d) 
 bool is_float(DType d);
 bool is_int(DType d);              // includes I1 and the unsigned types
 bool is_unsigned(DType d);         // U8, U32 and I1 (a mask compares as unsigned)
+
+// Triton's limits on a tile: at most 2^20 elements, every dim a power of two (the layouts split
+// dims among threads and warps by halving). The parser, the verifier and the DSL tracer all check
+// a shape with tile_shape_problem, so that IR that passes any of them has element counts (and
+// byte sizes: at most 2^20 * 8) far from overflowing int64.
+inline constexpr std::int64_t kMaxTileElements = std::int64_t{1} << 20;
+// "" when `shape` is a valid tile shape; else the problem, in words, naming the offending dim
+// ("dim 0 of <3xi32> is 3, not a power of two"). `type_text` names the type in the message.
+std::string tile_shape_problem(std::span<const std::int64_t> shape, std::string_view type_text);
 
 // How a tile's elements are spread over the threads of a program (a CTA).
 // Blocked: each thread owns size_per_thread contiguous elements per dim; threads_per_warp and
@@ -49,6 +59,8 @@ struct Type {
   Type with_dtype(DType d) const { Type t = *this; t.dtype = d; return t; }
   bool is_tile() const { return !shape.empty(); }
   bool is_ptr() const { return dtype == DType::Ptr; }
+  // The product of the dims (1 for a scalar). Throws ProgramError when it overflows int64, which
+  // only a shape that tile_shape_problem refuses can do.
   std::int64_t numel() const;
   int rank() const { return static_cast<int>(shape.size()); }
   bool same_element_and_shape(const Type& o) const;

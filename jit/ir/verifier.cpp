@@ -37,8 +37,9 @@ class Verifier {
     auto bad = [&](const std::string& what) {
       throw ProgramError(fmt::format("invalid IR: kernel @{}: {}", module_.name, what));
     };
-    if (module_.num_warps <= 0 || (module_.num_warps & (module_.num_warps - 1)) != 0)
-      bad(fmt::format("num_warps must be a positive power of two, got {}", module_.num_warps));
+    // 32 as the launch's check (runtime/validate.cpp): 1024 threads of 32 lanes.
+    if (module_.num_warps <= 0 || module_.num_warps > 32 || (module_.num_warps & (module_.num_warps - 1)) != 0)
+      bad(fmt::format("num_warps must be a power of two from 1 to 32, got {}", module_.num_warps));
     if (!module_.arg_facts.empty() && module_.arg_facts.size() != entry.args.size())
       bad(fmt::format("{} argument facts for {} arguments", module_.arg_facts.size(), entry.args.size()));
     for (std::size_t i = 0; i < module_.arg_facts.size(); ++i)
@@ -46,7 +47,7 @@ class Verifier {
         bad(fmt::format("argument {} has divisibility {} (must be >= 1)", i, module_.arg_facts[i].divisibility));
     for (const auto& a : entry.args) {
       if (a->owner != &entry || a->def) bad(fmt::format("argument {} does not belong to the kernel body", a->index));
-      if (auto p = type_problem(a->type); !p.empty()) bad(fmt::format("argument {}: {}", a->index, p));
+      if (auto p = type_problem(a->type, module_.num_warps); !p.empty()) bad(fmt::format("argument {}: {}", a->index, p));
     }
   }
 
@@ -98,9 +99,15 @@ class Verifier {
     for (int i = 0; i < n; ++i) check_operand(op, i);
     for (const auto& r : op.results) {
       if (r->def != &op || r->index != (&r - op.results.data())) fail(op, "result's def/index pointers are stale");
-      if (auto p = type_problem(r->type); !p.empty()) fail(op, fmt::format("result #{}: {}", r->index, p));
+      if (auto p = type_problem(r->type, module_.num_warps); !p.empty()) fail(op, fmt::format("result #{}: {}", r->index, p));
     }
+    // The verifier, the printer and the passes recurse once per nesting level: IR deeper than the
+    // parser and the tracer allow (built by hand) stops here, before a pass overflows the stack.
+    if (!op.regions.empty() && depth_ >= kMaxRegionDepth)
+      fail(op, fmt::format("regions nested more than {} deep", kMaxRegionDepth));
+    ++depth_;
     for (std::size_t i = 0; i < op.regions.size(); ++i) region(op, i);
+    --depth_;
     if (auto p = type_rule_problem(op); !p.empty()) fail(op, p);
   }
 
@@ -118,13 +125,17 @@ class Verifier {
     const Block& b = *r.block;
     if (b.ops.empty() || b.terminator()->kind != OpKind::Yield)
       fail(op, fmt::format("region #{} of '{}' must end in yield", i, op.name()));
-    for (const auto& a : b.args)
+    for (const auto& a : b.args) {
       if (a->owner != &b || a->def) fail(op, fmt::format("region #{}: block argument {} has stale pointers", i, a->index));
+      if (auto p = type_problem(a->type, module_.num_warps); !p.empty())
+        fail(op, fmt::format("region #{}: block argument {}: {}", i, a->index, p));
+    }
     block(b, /*is_entry=*/false);
   }
 
   const Module& module_;
   std::unordered_set<const Value*> visible_;
+  int depth_ = 0;  // regions entered
 };
 
 }  // namespace

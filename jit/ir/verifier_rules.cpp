@@ -9,23 +9,6 @@ bool same_type(const Type& a, const Type& b) {
   return a.same_element_and_shape(b) && a.layout == b.layout;
 }
 
-std::string type_problem(const Type& t) {
-  for (auto d : t.shape)
-    if (d <= 0) return fmt::format("type {} has a non-positive dimension", to_string(t));
-  const Layout& l = t.layout;
-  if (l.is_none()) return "";
-  if (!t.is_tile()) return fmt::format("scalar type {} cannot carry a layout", to_string(t));
-  int r = l.parent_rank();
-  if (static_cast<int>(l.threads_per_warp.size()) != r || static_cast<int>(l.warps_per_cta.size()) != r ||
-      static_cast<int>(l.order.size()) != r)
-    return fmt::format("layout of {} has lists of different lengths", to_string(t));
-  int expected = l.kind == Layout::Kind::Slice ? t.rank() + 1 : t.rank();
-  if (r != expected) return fmt::format("layout of {} has rank {}, expected {}", to_string(t), r, expected);
-  if (l.kind == Layout::Kind::Slice && (l.slice_dim < 0 || l.slice_dim >= r))
-    return fmt::format("slice dim {} out of range in {}", l.slice_dim, to_string(t));
-  return "";
-}
-
 namespace {
 
 std::string ty(const Value* v) { return to_string(v->type); }
@@ -91,7 +74,11 @@ std::string index_rule(const Op& op) {
 std::string arange_rule(const Op& op) {
   if (auto p = int_attr_problem(op, "start"); !p.empty()) return p;
   if (auto p = int_attr_problem(op, "end"); !p.empty()) return p;
-  std::int64_t n = op.int_attr("end") - op.int_attr("start");
+  // Its values are i32, as Triton's (and so end - start cannot overflow).
+  for (const char* bound : {"start", "end"})
+    if (!int_fits(DType::I32, op.int_attr(bound)))
+      return fmt::format("arange {} = {} is out of the range of i32", bound, op.int_attr(bound));
+  const std::int64_t n = op.int_attr("end") - op.int_attr("start");
   if (!is_pow2(n)) return fmt::format("arange size end - start = {} must be a positive power of two", n);
   const Type& t = result_type(op);
   if (t.dtype != DType::I32 || t.shape != std::vector<std::int64_t>{n})

@@ -14,8 +14,10 @@ std::string type_rule_problem(const Op& op);
 // The rule of atomic_rmw / atomic_cas (verifier_atomics.cpp).
 std::string atomic_rule_problem(const Op& op);
 
-// "" when the type is well formed (positive dims, a layout that fits the rank); else the problem.
-std::string type_problem(const Type& t);
+// "" when the type is well formed: a tile shape within Triton's limits (tile_shape_problem in
+// types.hpp) and a layout that fits the rank, the warp (32 or 64 lanes) and the module's
+// num_warps (verifier_types.cpp); else the problem.
+std::string type_problem(const Type& t, int num_warps);
 
 // Types equal as the IR means it: a non-pointer's pointee field is ignored.
 bool same_type(const Type& a, const Type& b);
