@@ -67,10 +67,15 @@ struct Reader {
 
 namespace cache_format {
 
+std::string too_large_problem(std::uint64_t file_size) {
+  return fmt::format("{} bytes, larger than any entry ({} bytes at most)", file_size, kMaxEntryBytes);
+}
+
 // Checks the fixed header (at the start of `bytes`) against the size of the whole file.
 std::string read_header(std::string_view bytes, std::uint64_t file_size, Header& h) {
   if (file_size < kHeaderSize + kChecksumSize || bytes.size() < kHeaderSize)
     return fmt::format("{} bytes, too short for an entry (truncated?)", file_size);
+  if (file_size > kMaxEntryBytes) return too_large_problem(file_size);
   Reader r{bytes};
   std::string_view magic;
   std::uint32_t version = 0;

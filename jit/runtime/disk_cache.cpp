@@ -32,6 +32,25 @@ void warn(const std::string& message) {
   std::fputs(("tessera: " + message + "\n").c_str(), stderr);
 }
 
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+// Why a file that lstat describes is not read as an entry, or "". Only regular files of a
+// plausible size are opened: opening a FIFO blocks until a writer comes, a device may act on
+// open, and a sparse giant would be read (and allocated) whole.
+std::string skip_reason(const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) return fmt::format("not a regular file ({})", file_kind(st.st_mode));
+  if (static_cast<std::uint64_t>(st.st_size) > cache_format::kMaxEntryBytes)
+    return cache_format::too_large_problem(static_cast<std::uint64_t>(st.st_size));
+  return "";
+}
+
 // A file read with POSIX calls, to tell "absent" (a plain miss) from other trouble and to know
 // the inode we read (see remove_if_same).
 struct FileBytes {
@@ -40,19 +59,38 @@ struct FileBytes {
   dev_t dev = 0;
   ino_t ino = 0;
   int err = 0;
+  std::string skipped;  // non-empty: not read, and why (skip_reason)
+  bool regular = false;
 };
 
 FileBytes read_file(const fs::path& path, std::uint64_t limit = UINT64_MAX) {
   FileBytes f;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  auto describe = [&f, &st] {
+    f.size = static_cast<std::uint64_t>(st.st_size), f.dev = st.st_dev, f.ino = st.st_ino;
+    f.regular = S_ISREG(st.st_mode);
+    f.skipped = skip_reason(st);
+  };
+  // lstat before open; then O_NONBLOCK and fstat on the descriptor, in case another process put
+  // something else at the name in between (O_NOFOLLOW: a link to a FIFO is refused as well).
+  if (::lstat(path.c_str(), &st) != 0) {
+    f.err = errno;
+    return f;
+  }
+  describe();
+  if (!f.skipped.empty()) return f;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) {
     f.err = errno;
     return f;
   }
-  struct stat st {};
   if (::fstat(fd, &st) != 0) f.err = errno;
-  f.size = static_cast<std::uint64_t>(st.st_size), f.dev = st.st_dev, f.ino = st.st_ino;
-  f.bytes.resize(f.err ? 0 : std::min(f.size, limit));
+  describe();
+  try {
+    f.bytes.resize(f.err || !f.skipped.empty() ? 0 : std::min(f.size, limit));
+  } catch (const std::bad_alloc&) {  // at most kMaxEntryBytes, but memory may be short
+    f.err = ENOMEM;
+  }
   std::size_t got = 0;
   while (got < f.bytes.size()) {
     ssize_t n = ::read(fd, f.bytes.data() + got, f.bytes.size() - got);
@@ -164,19 +202,33 @@ fs::path DiskCache::entry_path(std::string_view key_text) const {
 std::optional<CacheEntry> DiskCache::lookup(const std::string& key_text) {
   if (!enabled_) return std::nullopt;
   fs::path path = entry_path(key_text);
-  FileBytes f = read_file(path);
-  if (f.err) return std::nullopt;  // absent, or unreadable: either way we compile
-  DecodedEntry d = decode_entry(f.bytes);
-  if (!d.problem.empty()) {
-    report_invalid(path, d.problem);
-    remove_if_same(path, f);
+  try {
+    FileBytes f = read_file(path);
+    if (f.err) return std::nullopt;  // absent, or unreadable: either way we compile
+    // A regular file of the wrong size or content is ours to replace; something else at the
+    // name (a FIFO, a folder) was put there by someone else and stays.
+    std::string problem = f.skipped;
+    DecodedEntry d;
+    if (problem.empty()) {
+      d = decode_entry(f.bytes);
+      problem = d.problem;
+    }
+    if (!problem.empty()) {
+      report_invalid(path, problem, f.regular);
+      if (f.regular) remove_if_same(path, f);
+      return std::nullopt;
+    }
+    if (d.key_text != key_text) {
+      ++collisions_;
+      return std::nullopt;
+    }
+    return std::move(d.entry);
+  } catch (const std::bad_alloc&) {
+    // Lengths are checked against the file's size before anything is allocated, so this is a
+    // process short of memory: compile instead, as for any entry we cannot read.
+    report_invalid(path, "out of memory while reading it", false);
     return std::nullopt;
   }
-  if (d.key_text != key_text) {
-    ++collisions_;
-    return std::nullopt;
-  }
-  return std::move(d.entry);
 }
 
 std::optional<CacheEntry> DiskCache::get(const std::string& key_text) {
@@ -223,8 +275,13 @@ bool DiskCache::publish(const std::string& key_text, const CacheEntry& entry) {
   int err = errno;
   if (::close(fd) != 0 && !failed) failed = "close", err = errno;
   if (!failed && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    // ENOENT: a concurrent `clear` removed our temporary file. Skip this one publish quietly.
-    if (errno == ENOENT) return false;
+    // ENOENT: a concurrent `clear` removed our temporary file. EISDIR: a folder sits at the
+    // entry's name (lookup skips it, with a warning). Skip this one publish quietly; publishing
+    // other entries goes on.
+    if (errno == ENOENT || errno == EISDIR) {
+      ::unlink(tmp.c_str());
+      return false;
+    }
     failed = "rename", err = errno;
   }
   if (failed) {
@@ -287,11 +344,16 @@ std::vector<DiskCache::Info> DiskCache::list() const {
     Header h;
     FileBytes f = read_file(path, kHeaderSize);
     info.bytes = f.size;
-    info.problem = f.err ? std::strerror(f.err) : read_header(f.bytes, f.size, h);
+    info.skipped = !f.err && !f.skipped.empty();
+    info.problem = f.err ? std::strerror(f.err) : info.skipped ? f.skipped : read_header(f.bytes, f.size, h);
     if (info.problem.empty()) {
-      f = read_file(path, kHeaderSize + h.key_len + h.meta_len);
-      std::string_view meta = std::string_view(f.bytes).substr(std::min<std::size_t>(f.bytes.size(), kHeaderSize + h.key_len));
-      info.problem = meta.size() == h.meta_len ? read_meta(meta, h.meta_count, info.meta) : "changed while listing";
+      try {
+        f = read_file(path, kHeaderSize + h.key_len + h.meta_len);
+        std::string_view meta = std::string_view(f.bytes).substr(std::min<std::size_t>(f.bytes.size(), kHeaderSize + h.key_len));
+        info.problem = meta.size() == h.meta_len ? read_meta(meta, h.meta_count, info.meta) : "changed while listing";
+      } catch (const std::bad_alloc&) {
+        info.problem = "out of memory while reading its meta";
+      }
     }
     out.push_back(std::move(info));
   });
@@ -303,19 +365,25 @@ std::uint64_t DiskCache::total_bytes() const {
   std::uint64_t total = 0;
   if (dir_.empty()) return total;
   for_each_file(root_, [&](const fs::path& path, bool is_entry) {
-    std::error_code ec;
-    std::uint64_t n = fs::file_size(path, ec);
-    if (is_entry && !ec) total += n;
+    struct stat st {};
+    if (is_entry && ::lstat(path.c_str(), &st) == 0 && skip_reason(st).empty()) total += static_cast<std::uint64_t>(st.st_size);
   });
   return total;
 }
 
-std::size_t DiskCache::clear() {
+std::size_t DiskCache::clear(std::vector<std::string>* skipped) {
   std::size_t removed = 0;
   if (dir_.empty()) return removed;
   for_each_file(root_, [&](const fs::path& path, bool) {
-    std::error_code ec;
-    removed += fs::remove(path, ec) ? 1 : 0;
+    // Regular files at our names are ours, whatever their size (removing reads nothing); other
+    // things there (a folder, a FIFO) were made by someone else and stay.
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return;
+    if (!S_ISREG(st.st_mode)) {
+      if (skipped) skipped->push_back(fmt::format("{}: {}", path.string(), skip_reason(st)));
+      return;
+    }
+    removed += ::unlink(path.c_str()) == 0 ? 1 : 0;
   });
   return removed;
 }
@@ -324,10 +392,11 @@ DiskCache::Stats DiskCache::stats() const {
   return {hits_.load(), misses_.load(), invalid_.load(), collisions_.load(), publishes_.load()};
 }
 
-void DiskCache::report_invalid(const fs::path& file, const std::string& problem) {
+void DiskCache::report_invalid(const fs::path& file, const std::string& problem, bool removed) {
   ++invalid_;
   if (!reported_invalid_.exchange(true))
-    warn(fmt::format("invalid disk cache entry {}: {}; removed it, the kernel is compiled again", file.string(), problem));
+    warn(fmt::format("invalid disk cache entry {}: {}; {} it, the kernel is compiled again", file.string(), problem,
+                     removed ? "removed" : "skipped"));
 }
 
 void DiskCache::report_unwritable(const std::string& what) {

@@ -13,6 +13,9 @@
 //    final name, so readers never see a partial entry and concurrent publishers all succeed.
 //  - Every read validates magic, version, lengths and a checksum. A bad entry is reported once
 //    (a "tessera: " line on stderr naming the file), removed, and treated as a miss.
+//  - Only regular files are opened (lstat first, then O_NONBLOCK): a FIFO, a folder or a link at
+//    an entry's name is skipped with that warning and left alone; a file larger than any entry
+//    (cache_format.hpp's kMaxEntryBytes, 1 GiB) is refused by its size, never read.
 //  - An unwritable, read-only or full cache directory turns publishing off with one warning;
 //    the cache never throws on I/O trouble and never crashes. Reading goes on (a cache directory
 //    filled in advance on a read-only mount still serves hits).
@@ -108,19 +111,22 @@ class DiskCache {
   CacheEntry get_or_create(const std::string& key_text, const std::function<CacheEntry()>& make);
 
   // Entries on disk, sorted by file name; temporary files are not entries. A file whose header
-  // or meta is bad is listed with its problem (list reads no payloads).
+  // or meta is bad is listed with its problem (list reads no payloads); one that is not a regular
+  // file or too large to be an entry is listed with `skipped` and is never opened.
   struct Info {
     std::string file;  // full path
     std::uint64_t bytes = 0;
     std::filesystem::file_time_type mtime;
     std::map<std::string, std::string> meta;
     std::string problem;  // empty when the header and meta read fine
+    bool skipped = false;  // not a regular file, or larger than any entry: not opened, not an entry
   };
   std::vector<Info> list() const;
-  std::uint64_t total_bytes() const;
+  std::uint64_t total_bytes() const;  // of the entries that list() does not mark skipped
   // Removes every entry and every temporary file left by a killed process; returns how many
   // files it removed. A publisher whose temporary file vanishes just skips that publish.
-  std::size_t clear();
+  // Something that is not a regular file at such a name stays; `skipped` gets "path: why".
+  std::size_t clear(std::vector<std::string>* skipped = nullptr);
 
   // Counters, for tests and TESSERA_DEBUG.
   struct Stats {
@@ -130,7 +136,7 @@ class DiskCache {
 
  private:
   std::optional<CacheEntry> lookup(const std::string& key_text);  // get() without the counters
-  void report_invalid(const std::filesystem::path& file, const std::string& problem);
+  void report_invalid(const std::filesystem::path& file, const std::string& problem, bool removed);
   void report_unwritable(const std::string& what);
   bool publish(const std::string& key_text, const CacheEntry& entry);
 

@@ -14,6 +14,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include <sys/stat.h>
 
 #include "jit/runtime/disk_cache.hpp"
 #include "tessera/error.hpp"
@@ -58,10 +61,20 @@ Options parse_args(int argc, char** argv) {
 }
 
 fs::path cache_dir(const Options& o) {
-  if (!o.dir.empty()) return fs::absolute(o.dir);
-  tessera::runtime::CacheSettings s = tessera::runtime::cache_settings_from_environment();
-  if (s.dir.empty()) throw tessera::Error(s.warning + "; pass --dir DIR");
-  return s.dir;
+  fs::path dir;
+  if (!o.dir.empty()) {
+    dir = fs::absolute(o.dir);
+  } else {
+    tessera::runtime::CacheSettings s = tessera::runtime::cache_settings_from_environment();
+    if (s.dir.empty()) throw tessera::Error(s.warning + "; pass --dir DIR");
+    dir = s.dir;
+  }
+  // A folder that does not exist yet is an empty cache; anything else that is not a folder (a
+  // file, a FIFO) is a mistake in the argument, not an empty cache. stat follows a symbolic link.
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    throw tessera::Error(fmt::format("'{}' is not a directory{}", dir.string(), o.dir.empty() ? " (TESSERA_CACHE_DIR or HOME)" : ""));
+  return dir;
 }
 
 std::string age(fs::file_time_type mtime) {
@@ -78,6 +91,9 @@ std::string field(const DiskCache::Info& info, const std::string& name) {
   return it == info.meta.end() || it->second.empty() ? "-" : it->second;
 }
 
+// Something at an entry's name that the cache never opens (a FIFO, a folder, a giant file).
+void warn_skipped(const std::string& what) { std::fprintf(stderr, "tessera-cache: warning: skipped %s\n", what.c_str()); }
+
 int run(const Options& o) {
   // Always on here: TESSERA_CACHE=0 is about programs using the cache, not about managing it.
   DiskCache cache(cache_dir(o), true);
@@ -89,12 +105,21 @@ int run(const Options& o) {
       if (info.problem.empty())
         fmt::print("{}  {:>10}  {:>4}  {}  {}\n", name, info.bytes, age(info.mtime), field(info, "kernel"), field(info, "target"));
       else
-        fmt::print("{}  {:>10}  {:>4}  invalid: {}\n", name, info.bytes, age(info.mtime), info.problem);
+        fmt::print("{}  {:>10}  {:>4}  {}: {}\n", name, info.bytes, age(info.mtime), info.skipped ? "skipped" : "invalid",
+                   info.problem);
     }
   } else if (o.command == "size") {
-    fmt::print("{} entries, {} bytes\n", cache.list().size(), cache.total_bytes());
+    std::size_t entries = 0;
+    for (const DiskCache::Info& info : cache.list()) {
+      if (info.skipped) warn_skipped(fmt::format("{}: {}", info.file, info.problem));
+      else ++entries;
+    }
+    fmt::print("{} entries, {} bytes\n", entries, cache.total_bytes());
   } else if (o.command == "clear") {
-    fmt::print("removed {} files from {}\n", cache.clear(), cache.dir().string());
+    std::vector<std::string> skipped;
+    std::size_t removed = cache.clear(&skipped);
+    for (const std::string& s : skipped) warn_skipped(s);
+    fmt::print("removed {} files from {}\n", removed, cache.dir().string());
   }
   return 0;
 }

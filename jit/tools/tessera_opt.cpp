@@ -4,6 +4,9 @@
 //
 //   tessera-opt [--pass NAME]... [--no-loc] [file|-]
 //   tessera-opt --list-passes
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -64,9 +67,15 @@ std::string read_input(const std::string& path) {
     text << std::cin.rdbuf();
     return text.str();
   }
+  // An ifstream opens a directory without complaint and then reads nothing, which the parser
+  // would report as an empty kernel: say what it is instead. (Pipes and FIFOs, as in
+  // `tessera-opt <(gen)`, are read as they come.)
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw tessera::Error("'" + path + "' is a directory");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw tessera::Error("cannot open '" + path + "'");
+  if (!in) throw tessera::Error("cannot open '" + path + "': " + std::strerror(errno));
   text << in.rdbuf();
+  if (in.bad()) throw tessera::Error("cannot read '" + path + "': " + std::strerror(errno));
   return text.str();
 }
 

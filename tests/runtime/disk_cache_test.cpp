@@ -3,10 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <latch>
 #include <random>
 #include <sstream>
@@ -514,4 +516,204 @@ TEST_CASE("tessera-cache: bad usage exits 1 with a message", "[cache][tool]") {
     CHECK(r.output.rfind("tessera-cache: ", 0) == 0);
     CHECK(r.output.find("usage: tessera-cache") != std::string::npos);
   }
+}
+
+// ---- Things at an entry's name that are not entries: never opened blocking, never read whole.
+
+namespace {
+
+// Runs fn on another thread; fails (instead of hanging the suite) if it takes more than 20 s.
+// A lookup that opened the FIFO blocking would wait for a writer forever: unblock it by opening
+// the other end, then fail.
+template <class Fn>
+void within_seconds(const fs::path& fifo, Fn fn) {
+  auto done = std::async(std::launch::async, fn);
+  if (done.wait_for(20s) == std::future_status::timeout) {
+    int fd = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+    done.wait();
+    FAIL("blocked on the FIFO " << fifo);
+  }
+  done.get();
+}
+
+// A sparse file just over the largest size an entry may have: no disk space, a huge length.
+void make_giant(const fs::path& p) {
+  fs::create_directories(p.parent_path());
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::ftruncate(fd, (off_t{1} << 30) + 1) == 0);
+  ::close(fd);
+}
+
+void make_fifo(const fs::path& p) {
+  fs::create_directories(p.parent_path());
+  REQUIRE(::mkfifo(p.c_str(), 0644) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("disk cache: a FIFO at an entry's name is skipped with a warning, without blocking", "[cache][special]") {
+  TempDir d;
+  DiskCache cache(d.path);
+  const fs::path fifo = cache.entry_path("fifo");
+  make_fifo(fifo);
+  StderrCapture err;
+  within_seconds(fifo, [&] { CHECK_FALSE(cache.get("fifo")); });
+  CHECK(cache.stats().invalid == 1);
+  CHECK(err.lines_with("invalid disk cache entry " + fifo.string() +
+                       ": not a regular file (a FIFO); skipped it, the kernel is compiled again") == 1);
+  CHECK(fs::is_fifo(fifo));  // not ours: left where it was
+  // Compiling and publishing still work (the rename replaces the FIFO with the entry).
+  CacheEntry e = sample_entry("add");
+  within_seconds(fifo, [&] { CHECK(cache.get_or_create("fifo", [&] { return e; }) == e); });
+  CHECK(cache.get("fifo") == e);
+}
+
+TEST_CASE("disk cache: a folder or a symbolic link at an entry's name is skipped; publishing goes on", "[cache][special]") {
+  TempDir d;
+  DiskCache cache(d.path);
+  CacheEntry e = sample_entry("add");
+  fs::create_directories(cache.entry_path("dir"));
+  StderrCapture err;
+  CHECK_FALSE(cache.get("dir"));
+  CHECK(err.lines_with("not a regular file (a directory); skipped it") == 1);
+  CHECK(cache.get_or_create("dir", [&] { return e; }) == e);  // cannot be published over a folder
+  CHECK(fs::is_directory(cache.entry_path("dir")));
+  cache.put("other", e);  // ... which did not turn publishing off
+  CHECK(cache.get("other") == e);
+  CHECK(err.text().find("cannot write the disk cache") == std::string::npos);
+
+  // A link to a valid entry is not followed (it could as well point at a FIFO or a device).
+  fs::create_directories(cache.entry_path("link").parent_path());
+  fs::create_symlink(cache.entry_path("other"), cache.entry_path("link"));
+  const auto before = cache.stats().invalid;  // get_or_create above looked twice (before and in its flight)
+  CHECK_FALSE(cache.get("link"));
+  CHECK(cache.stats().invalid == before + 1);
+  CHECK(fs::is_symlink(cache.entry_path("link")));
+}
+
+TEST_CASE("disk cache: a sparse giant at an entry's name is refused by its size, never read", "[cache][special]") {
+  TempDir d;
+  DiskCache cache(d.path);
+  const fs::path giant = cache.entry_path("giant");
+  make_giant(giant);
+  StderrCapture err;
+  auto start = std::chrono::steady_clock::now();
+  CHECK_FALSE(cache.get("giant"));
+  CHECK(std::chrono::steady_clock::now() - start < 2s);  // reading 1 GiB of zeros would take longer
+  CHECK(err.lines_with("1073741825 bytes, larger than any entry (1073741824 bytes at most); removed it") == 1);
+  CHECK_FALSE(fs::exists(giant));  // a regular file at our name is ours, as any bad entry
+}
+
+TEST_CASE("disk cache: huge lengths in a header are a corrupt entry, never an allocation", "[cache][special]") {
+  const std::string good = encode_entry("k", sample_entry("add"));
+  for (std::size_t field : {16, 24, 32}) {  // key, meta and payload lengths (u64, little-endian)
+    for (std::uint64_t len : {~std::uint64_t{0}, std::uint64_t{1} << 62, std::uint64_t{1} << 40}) {
+      std::string bytes = good;
+      for (int i = 0; i < 8; ++i) bytes[field + i] = static_cast<char>(len >> (8 * i));
+      INFO("field at " << field << " = " << len);
+      DecodedEntry d;
+      REQUIRE_NOTHROW(d = decode_entry(bytes));
+      CHECK(d.problem == std::to_string(bytes.size()) + " bytes, not the size its header announces (truncated?)");
+    }
+  }
+  // The same through a file, and through list(), which reads the key and meta a header announces.
+  TempDir dir;
+  DiskCache cache(dir.path);
+  std::string bytes = good;
+  bytes[23] = '\x7f';  // key length 2^62 and more
+  write_bytes(cache.entry_path("k"), bytes);
+  std::vector<DiskCache::Info> infos;
+  REQUIRE_NOTHROW(infos = cache.list());
+  REQUIRE(infos.size() == 1);
+  CHECK(infos[0].problem.find("not the size its header announces") != std::string::npos);
+  StderrCapture err;
+  CHECK_FALSE(cache.get("k"));
+  CHECK(cache.stats().invalid == 1);
+}
+
+TEST_CASE("disk cache: list, total_bytes and clear skip what is not a regular entry", "[cache][special]") {
+  TempDir d;
+  DiskCache cache(d.path);
+  cache.put("a", sample_entry("softmax_kernel"));
+  const fs::path fifo = cache.entry_path("fifo"), dir = cache.entry_path("dir"), giant = cache.entry_path("giant");
+  make_fifo(fifo);
+  fs::create_directories(dir);
+  make_giant(giant);
+  within_seconds(fifo, [&] {
+    std::vector<DiskCache::Info> infos = cache.list();
+    REQUIRE(infos.size() == 4);
+    int skipped = 0;
+    for (const auto& i : infos) {
+      INFO(i.file << ": " << i.problem);
+      if (i.file == fifo.string()) CHECK(i.problem == "not a regular file (a FIFO)");
+      if (i.file == dir.string()) CHECK(i.problem == "not a regular file (a directory)");
+      if (i.file == giant.string()) CHECK(i.problem == "1073741825 bytes, larger than any entry (1073741824 bytes at most)");
+      skipped += i.skipped;
+    }
+    CHECK(skipped == 3);
+    CHECK(cache.total_bytes() == fs::file_size(cache.entry_path("a")));
+    std::vector<std::string> left;
+    CHECK(cache.clear(&left) == 2);  // the entry and the giant: regular files at our names
+    auto has = [&](const std::string& line) { return std::find(left.begin(), left.end(), line) != left.end(); };
+    CHECK(left.size() == 2);
+    CHECK(has(fifo.string() + ": not a regular file (a FIFO)"));
+    CHECK(has(dir.string() + ": not a regular file (a directory)"));
+  });
+  CHECK(fs::is_fifo(fifo));
+  CHECK(fs::is_directory(dir));
+  CHECK_FALSE(fs::exists(giant));
+}
+
+TEST_CASE("tessera-cache: --dir naming a file is an error; FIFOs and giants are skipped with a warning", "[cache][tool]") {
+  TempDir d;
+  const fs::path file = d.path / "not_a_dir";
+  write_bytes(file, "x");
+  for (const char* cmd : {"list", "size", "clear", "path"}) {
+    ToolRun r = run_tool("--dir \"" + file.string() + "\" " + cmd);
+    INFO(cmd << ": " << r.output);
+    CHECK(r.status == 1);
+    CHECK(r.output == "tessera-cache: '" + file.string() + "' is not a directory\n");
+  }
+  CHECK(fs::exists(file));
+
+  DiskCache cache(d.path / "cache");
+  cache.put("a", sample_entry("softmax_kernel"));
+  const fs::path fifo = cache.entry_path("fifo"), giant = cache.entry_path("giant");
+  make_fifo(fifo);
+  make_giant(giant);
+  // `timeout`: a tool that blocked on the FIFO would fail here instead of hanging the suite.
+  const std::string dir = "timeout 20 \"" + std::string(TESSERA_CACHE_TOOL) + "\" --dir \"" + (d.path / "cache").string() + "\" ";
+  auto run = [](const std::string& cmd) {
+    FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+    REQUIRE(pipe);
+    std::string out;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+    int status = pclose(pipe);
+    return ToolRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  };
+  ToolRun r = run(dir + "list");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  const std::size_t line = r.output.find(fifo.filename().string());
+  REQUIRE(line != std::string::npos);
+  CHECK(r.output.substr(line, r.output.find('\n', line) - line).find("skipped: not a regular file (a FIFO)") != std::string::npos);
+  CHECK(r.output.find("skipped: 1073741825 bytes, larger than any entry") != std::string::npos);
+  CHECK(r.output.find("softmax_kernel  sm_90a") != std::string::npos);
+
+  r = run(dir + "size");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("tessera-cache: warning: skipped " + fifo.string() + ": not a regular file (a FIFO)\n") != std::string::npos);
+  CHECK(r.output.find("tessera-cache: warning: skipped " + giant.string() + ": 1073741825 bytes, larger than any entry") !=
+        std::string::npos);
+  CHECK(r.output.find("1 entries, " + std::to_string(fs::file_size(cache.entry_path("a"))) + " bytes\n") != std::string::npos);
+
+  r = run(dir + "clear");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("tessera-cache: warning: skipped " + fifo.string() + ": not a regular file (a FIFO)\n") != std::string::npos);
+  CHECK(r.output.find("removed 2 files from") != std::string::npos);
+  CHECK(fs::is_fifo(fifo));
+  CHECK_FALSE(fs::exists(giant));
 }
