@@ -37,14 +37,17 @@ I cap(I x) { return std::min(x, AxisInfoAnalysis::kMaxDivisibility); }
 
 I AxisInfoAnalysis::pow2_divisor(I x) {
   if (x == 0) return kMaxDivisibility;
-  return cap(x & -x);
+  const auto u = static_cast<std::uint64_t>(x);  // -x overflows for INT64_MIN; 0 - u does not
+  return static_cast<I>(std::min<std::uint64_t>(u & (0 - u), kMaxDivisibility));
 }
 
 AxisInfoAnalysis::AxisInfoAnalysis(const ir::Module& m) {
   const auto& args = m.entry().args;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& facts = i < m.arg_facts.size() ? m.arg_facts[i] : ir::ArgFacts{};
-    info_[args[i].get()] = uniform(args[i].get(), facts.equal_to_one ? 1 : facts.divisibility);
+    // A fact may be any positive number: keep its largest power-of-two divisor (every entry here is
+    // a power of two), capped as every other, so that products of two (mul, addptr) fit int64.
+    info_[args[i].get()] = uniform(args[i].get(), facts.equal_to_one ? 1 : pow2_divisor(facts.divisibility));
   }
   visit_block(m.entry());
 }
