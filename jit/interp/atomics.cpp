@@ -84,7 +84,7 @@ Tile eval_atomic_rmw(const ir::Op& op, const MemoryMap& mem, const Tile& ptrs, c
   Tile value_scratch, mask_scratch;
   const Tile& value = as_shape(value_in, ptrs.shape(), value_scratch, op);
   const std::uint8_t* m = mask_in ? as_shape(*mask_in, ptrs.shape(), mask_scratch, op).data<std::uint8_t>() : nullptr;
-  mem.check(op, ptrs, m, value.elem_bytes(), /*is_store=*/true);
+  mem.check(op, ptrs, m, value.elem_bytes(), Access::Atomic);
   const std::string& kind = string_attr(op, "op");
   Tile out(op.result()->type);  // zero where masked off
   const auto* addr = ptrs.data<std::uint64_t>();
@@ -109,7 +109,7 @@ Tile eval_atomic_cas(const ir::Op& op, const MemoryMap& mem, const Tile& ptrs, c
   Tile value_scratch, cmp_scratch;
   const Tile& value = as_shape(value_in, ptrs.shape(), value_scratch, op);
   const Tile& cmp = as_shape(cmp_in, ptrs.shape(), cmp_scratch, op);
-  mem.check(op, ptrs, nullptr, value.elem_bytes(), /*is_store=*/true);
+  mem.check(op, ptrs, nullptr, value.elem_bytes(), Access::Atomic);
   Tile out(op.result()->type);
   const auto* addr = ptrs.data<std::uint64_t>();
   const auto eb = static_cast<std::size_t>(value.elem_bytes());

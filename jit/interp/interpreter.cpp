@@ -45,7 +45,10 @@ std::vector<Tile> bind_arguments(const ir::Module& m, std::span<const ArgValue> 
                                     kind_name(expected_kind(t)), ir::to_string(t), kind_name(args[i].kind)));
     Tile v(t);
     switch (args[i].kind) {
-      case ArgValue::Kind::Pointer: v.data<std::uint64_t>()[0] = reinterpret_cast<std::uint64_t>(args[i].p); break;
+      case ArgValue::Kind::Pointer:
+        v.data<std::uint64_t>()[0] = reinterpret_cast<std::uint64_t>(args[i].p);
+        v.set_provenance(static_cast<int>(i));
+        break;
       case ArgValue::Kind::Int: set_from_int(v, 0, args[i].i); break;
       case ArgValue::Kind::Float: set_from_double(v, 0, args[i].f); break;
     }
@@ -68,10 +71,12 @@ std::int64_t scalar_int(const ir::Op& op, const Tile& t) {
 // Executes the ops of one program; values live in env_ for the program's duration.
 class ProgramRunner {
  public:
-  ProgramRunner(const ir::Module& m, const MemoryMap& mem) : module_(m), mem_(mem) {}
+  ProgramRunner(const ir::Module& m, const MemoryMap& mem, RaceTracker& races)
+      : module_(m), mem_(mem), races_(races) {}
 
   void run(const ProgramPoint& p, const std::vector<Tile>& args) {
     point_ = p;
+    races_.set_program(p.id);
     env_.clear();
     const auto& params = module_.entry().args;
     for (std::size_t i = 0; i < params.size(); ++i) env_[params[i].get()] = args[i];
@@ -119,6 +124,28 @@ class ProgramRunner {
 
   void exec_op(const ir::Op& op) {
     check_arity(op);
+    exec_op_kind(op);
+    if (op.kind != OpKind::For && op.kind != OpKind::If) inherit_provenance(op);
+  }
+
+  // A pointer result of an op over pointers of one argument derives from that argument (addptr,
+  // broadcasts, shape ops, a select between two pointers into it). Results of for and if are the
+  // values their bodies yield, which carry their own.
+  void inherit_provenance(const ir::Op& op) {
+    int from = -1;
+    bool first = true;
+    for (const ir::Value* v : op.operands) {
+      if (!v->type.is_ptr()) continue;
+      const int p = get(op, v).provenance();
+      from = first || p == from ? p : -1;
+      first = false;
+    }
+    if (first || from < 0) return;
+    for (const auto& r : op.results)
+      if (r->type.is_ptr()) env_[r.get()].set_provenance(from);
+  }
+
+  void exec_op_kind(const ir::Op& op) {
     switch (op.kind) {
       case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
         return set(op.result(), eval_source(op, point_));
@@ -178,16 +205,20 @@ class ProgramRunner {
     const ir::Type& iv_type = body.args[0]->type;
     Tile iv(iv_type);
     set_from_int(iv, 0, lb);
+    // Whatever the bounds: a step of 0 either never ends or, on the GPU, silently runs nothing.
+    if (step == 0)
+      throw ProgramError(fmt::format("for loop at {} has step 0: it would never end (or, on a GPU, run no "
+                                     "iteration); a loop step must not be 0", op.loc.str()));
     for (std::int64_t i = lb; step > 0 ? i < ub : i > ub;) {
-      if (step == 0)
-        throw ProgramError(fmt::format("for loop at {} has step 0 and would never end", op.loc.str()));
       set(body.args[0].get(), iv);
       for (std::size_t k = 0; k < carried; ++k) set(body.args[k + 1].get(), std::move(values[k]));
       values = exec_block(body);
       if (values.size() != carried) internal_error(op, fmt::format("the body yields {} values, {} expected", values.size(), carried));
-      // The induction variable wraps in its own type, as on the device.
-      set_from_int(iv, 0, static_cast<std::int64_t>(static_cast<std::uint64_t>(i) + static_cast<std::uint64_t>(step)));
-      i = scalar_int(op, iv);
+      // The next value and the exit test are computed without wrapping (in 64 bits, as the
+      // lowering does): a counter that would pass the end of its type has passed `ub`, so the loop
+      // ends instead of wrapping around and running forever.
+      if (__builtin_add_overflow(i, step, &i)) break;
+      set_from_int(iv, 0, i);
     }
     for (std::size_t k = 0; k < carried; ++k) set(op.result(static_cast<int>(k)), std::move(values[k]));
   }
@@ -218,6 +249,7 @@ class ProgramRunner {
 
   const ir::Module& module_;
   const MemoryMap& mem_;
+  RaceTracker& races_;
   ProgramPoint point_;
   std::unordered_map<const ir::Value*, Tile> env_;  // looked up, never iterated
 };
@@ -225,17 +257,24 @@ class ProgramRunner {
 }  // namespace
 
 void run(const ir::Module& m, Dim3 grid, std::span<const ArgValue> args, std::span<const HostBuffer> extra_buffers) {
-  const std::vector<Tile> arg_tiles = bind_arguments(m, args);
-  const MemoryMap mem(m, args, extra_buffers);
-  ProgramRunner runner(m, mem);
-  ProgramPoint p;
-  p.grid = grid;
-  for (std::uint32_t z = 0; z < grid[2]; ++z)
-    for (std::uint32_t y = 0; y < grid[1]; ++y)
-      for (std::uint32_t x = 0; x < grid[0]; ++x) {  // x fastest, as block ids are numbered on the GPU
-        p.id = {x, y, z};
-        runner.run(p, arg_tiles);
-      }
+  // Tiles are at most ir::kMaxTileElements elements, but a launch's shadow memory and a program's
+  // values can still exhaust the host: that is a tessera::Error, never an escaping std::bad_alloc.
+  try {
+    const std::vector<Tile> arg_tiles = bind_arguments(m, args);
+    RaceTracker races(grid);
+    const MemoryMap mem(m, args, extra_buffers, &races);
+    ProgramRunner runner(m, mem, races);
+    ProgramPoint p;
+    p.grid = grid;
+    for (std::uint32_t z = 0; z < grid[2]; ++z)
+      for (std::uint32_t y = 0; y < grid[1]; ++y)
+        for (std::uint32_t x = 0; x < grid[0]; ++x) {  // x fastest, as block ids are numbered on the GPU
+          p.id = {x, y, z};
+          runner.run(p, arg_tiles);
+        }
+  } catch (const std::bad_alloc&) {
+    throw Error(fmt::format("the interpreter ran out of host memory running kernel '{}'", m.name));
+  }
 }
 
 }  // namespace tessera::interp

@@ -14,18 +14,21 @@
 
 namespace tessera::interp {
 
-// A host buffer the program may touch. A pointer argument with ArgValue::bytes > 0 is registered
+// A host buffer the program may touch. A sized pointer argument (ArgValue::sized) is registered
 // automatically; `extra_buffers` adds others (memory a raw pointer argument reaches).
 struct HostBuffer { const void* base; std::size_t bytes; };
 
 // Runs the module once per program of `grid` (x fastest), op by op on whole tiles.
 // For every active (unmasked) lane of a load or store, a MemoryAccessError naming the op's source
-// line is thrown when the address is null, is not a multiple of the element size, straddles the
-// end of a registered buffer, or — once some pointer argument has a known size — lies outside
-// every registered buffer. With no sized pointer argument, accesses elsewhere are the caller's
-// responsibility. A wrong argument count or kind (pointer / int / float) is a LaunchError; IR the
-// interpreter cannot execute is an InternalError; a for loop with step 0 that would run is a
-// ProgramError.
+// line is thrown when the address is null, is not a multiple of the element size, or is out of
+// bounds: a pointer derived from a sized argument must stay in that argument's buffer (and the
+// report names it); one derived from a raw pointer argument is the caller's responsibility unless
+// extra buffers are given; one of mixed origin must lie in some registered buffer. Two programs
+// touching one byte of a sized buffer without an atomic (both writing, or one writing where
+// another reads) is a MemoryAccessError naming both programs and source lines (races.hpp).
+// A wrong argument count or kind (pointer / int / float) is a LaunchError; IR the interpreter
+// cannot execute is an InternalError; a for loop with step 0 is a ProgramError; running out of
+// host memory is a tessera::Error.
 void run(const ir::Module& m, Dim3 grid, std::span<const ArgValue> args,
          std::span<const HostBuffer> extra_buffers = {});
 

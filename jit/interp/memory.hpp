@@ -8,18 +8,25 @@
 #include <vector>
 
 #include "jit/interp/interpreter.hpp"
+#include "jit/interp/races.hpp"
 #include "jit/interp/tile.hpp"
 
 namespace tessera::interp {
 
+enum class Access : std::uint8_t { Load, Store, Atomic };
+
 class MemoryMap {
  public:
-  MemoryMap(const ir::Module& m, std::span<const ArgValue> args, std::span<const HostBuffer> extra);
+  // `races`, when given, records every plain load and store into a sized buffer (races.hpp).
+  MemoryMap(const ir::Module& m, std::span<const ArgValue> args, std::span<const HostBuffer> extra,
+            RaceTracker* races = nullptr);
 
   // Throws MemoryAccessError, naming op's source location, for the first active lane (mask null:
-  // all lanes) that is null, misaligned, straddles the end of a known buffer, or, when some
-  // pointer argument has a known size, lies outside every known buffer.
-  void check(const ir::Op& op, const Tile& ptrs, const std::uint8_t* mask, int elem_bytes, bool is_store) const;
+  // all lanes) that is null, misaligned, or out of bounds. The bound of a pointer tile that
+  // derives from one argument (Tile::provenance) is that argument's buffer, named when overrun;
+  // an argument of unknown size (a raw pointer) is not bounded. A pointer of mixed or unknown
+  // origin must lie in some known buffer, unless a raw pointer argument could reach it.
+  void check(const ir::Op& op, const Tile& ptrs, const std::uint8_t* mask, int elem_bytes, Access access) const;
 
  private:
   struct Buffer {
@@ -27,11 +34,17 @@ class MemoryMap {
     std::uint64_t bytes;
     std::string name;  // "argument 'x'", for messages
   };
-  bool fits(std::uint64_t addr, std::uint64_t len) const;
-  void check_lane(const ir::Op& op, const Tile& ptrs, std::int64_t lane, int elem_bytes, bool is_store) const;
+  const Buffer* find(std::uint64_t addr, std::uint64_t len) const;
+  void check_lane(const ir::Op& op, const Tile& ptrs, std::int64_t lane, int elem_bytes, Access access,
+                  const Buffer* bound) const;
+  void record_races(const ir::Op& op, const Tile& ptrs, const std::uint8_t* mask, int elem_bytes, Access access,
+                    const Buffer* bound) const;
 
   std::vector<Buffer> buffers_;
-  bool checked_ = false;  // raw pointers of unknown size only: nothing to check against
+  std::vector<int> buffer_of_arg_;  // per argument: index into buffers_, or -1 (not a sized pointer)
+  std::vector<bool> raw_arg_;       // per argument: a pointer of unknown size
+  bool any_raw_ = false;            // some pointer argument has an unknown size
+  RaceTracker* races_ = nullptr;
 };
 
 Tile eval_addptr(const ir::Op& op, const Tile& ptr, const Tile& offset);

@@ -65,7 +65,7 @@ Tile eval_load(const ir::Op& op, const MemoryMap& mem, const Tile& ptrs, const T
   if (ptrs.numel() != rt.numel()) internal_error(op, "pointer tile and result differ in shape");
   Tile mask_scratch;
   const std::uint8_t* m = mask_data(op, mask, rt.shape, mask_scratch);
-  mem.check(op, ptrs, m, ir::dtype_bytes(rt.dtype), /*is_store=*/false);
+  mem.check(op, ptrs, m, ir::dtype_bytes(rt.dtype), Access::Load);
 
   Tile out(rt);  // zero where masked off and no `other`
   if (other) {
@@ -94,7 +94,7 @@ void eval_store(const ir::Op& op, const MemoryMap& mem, const Tile& ptrs, const 
   Tile value_scratch, mask_scratch;
   const Tile& value = as_shape(value_in, ptrs.shape(), value_scratch, op);
   const std::uint8_t* m = mask_data(op, mask, ptrs.shape(), mask_scratch);
-  mem.check(op, ptrs, m, value.elem_bytes(), /*is_store=*/true);
+  mem.check(op, ptrs, m, value.elem_bytes(), Access::Store);
   const auto* addr = ptrs.data<std::uint64_t>();
   switch (value.elem_bytes()) {
     case 1: scatter<1>(addr, m, value.raw(), value.numel()); break;

@@ -1,6 +1,7 @@
 #include "jit/interp/tile.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstring>
 
@@ -10,10 +11,18 @@ namespace tessera::interp {
 
 Tile::Tile(DType dtype, DType pointee, std::vector<std::int64_t> shape)
     : dtype_(dtype), pointee_(pointee), shape_(std::move(shape)) {
+  // Shapes come from verified IR (at most ir::kMaxTileElements elements), but a tile is also made
+  // from unverified input in tests and tools: a size that overflows is refused, not wrapped.
   numel_ = 1;
-  for (auto d : shape_) numel_ *= d;
+  for (auto d : shape_)
+    if (d < 0 || __builtin_mul_overflow(numel_, d, &numel_))
+      throw InternalError(fmt::format("interpreter: a tile of shape [{}] has no valid element count",
+                                      fmt::join(shape_, "x")));
   elem_bytes_ = ir::dtype_bytes(dtype_);
-  bytes_.resize(static_cast<std::size_t>(numel_) * static_cast<std::size_t>(elem_bytes_));
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<std::size_t>(numel_), static_cast<std::size_t>(elem_bytes_), &bytes))
+    throw InternalError(fmt::format("interpreter: a tile of {} elements does not fit in memory", numel_));
+  bytes_.resize(bytes);
 }
 
 void Tile::reshape(std::vector<std::int64_t> shape) {

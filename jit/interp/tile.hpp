@@ -37,12 +37,19 @@ class Tile {
   // Same elements, another shape of the same element count (expand_dims, convert_layout).
   void reshape(std::vector<std::int64_t> shape);
 
+  // For a pointer tile: the kernel argument every lane's address derives from (through addptr,
+  // broadcasts, shape ops, selects between pointers of that argument), or -1 when unknown or mixed.
+  // The memory checks bound an access by that argument's buffer and name it when it is overrun.
+  int provenance() const { return provenance_; }
+  void set_provenance(int arg) { provenance_ = arg; }
+
  private:
   DType dtype_ = DType::I32;
   DType pointee_ = DType::I32;
   std::vector<std::int64_t> shape_;
   std::int64_t numel_ = 0;
   int elem_bytes_ = 4;
+  int provenance_ = -1;
   std::vector<std::byte> bytes_;  // operator new aligns to 16, enough for every element type
 };
 

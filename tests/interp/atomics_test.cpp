@@ -155,18 +155,35 @@ TEST_CASE("atomic_cas stores where the bits equal cmp and returns the old values
 }
 
 TEST_CASE("programs run in order: a scalar atomic counter hands out tickets", "[interp][atomics]") {
+  // out[y * 3 + x] = atomic_add(counter, 1): the counter is shared on purpose (an atomic), each
+  // program stores its own element.
   KernelBuilder k("ticket");
   Value* counter = k.arg(Type::pointer(DType::I32), "counter");
   Value* out = k.arg(Type::pointer(DType::I32), "out");
   Value* t = k.op(OpKind::AtomicRmw, {counter, k.i32(1)}, Type::scalar(DType::I32), rmw_attrs("add"));
-  k.store(k.addptr(out, k.program_id(0)), t);
+  Value* linear = k.binary(OpKind::Add, k.binary(OpKind::Mul, k.program_id(1), k.i32(3)), k.program_id(0));
+  k.store(k.addptr(out, linear), t);
   k.ret();
   ir::verify(*k.m);
   std::vector<std::int32_t> c{10}, o(6, -1);
   interp::run(*k.m, {3, 2, 1}, std::vector<ArgValue>{buffer_arg(c, DType::I32), buffer_arg(o, DType::I32)});
   CHECK(c[0] == 16);
-  // Program (x, y) runs as number y*3 + x (x fastest); out[x] keeps the ticket of y = 1.
-  CHECK(o == std::vector<std::int32_t>{13, 14, 15, -1, -1, -1});
+  // Program (x, y) runs as number y*3 + x (x fastest), so it draws ticket 10 + y*3 + x.
+  CHECK(o == std::vector<std::int32_t>{10, 11, 12, 13, 14, 15});
+}
+
+TEST_CASE("storing the tickets of two programs to one element is a race", "[interp][atomics][races]") {
+  KernelBuilder k("ticket_race");
+  Value* counter = k.arg(Type::pointer(DType::I32), "counter");
+  Value* out = k.arg(Type::pointer(DType::I32), "out");
+  Value* t = k.op(OpKind::AtomicRmw, {counter, k.i32(1)}, Type::scalar(DType::I32), rmw_attrs("add"));
+  k.at("ticket.cpp", 5);
+  k.store(k.addptr(out, k.program_id(0)), t);  // programs (x, 0) and (x, 1) both store out[x]
+  k.ret();
+  std::vector<std::int32_t> c{10}, o(6, -1);
+  CHECK_THROWS_WITH(interp::run(*k.m, {3, 2, 1}, std::vector<ArgValue>{buffer_arg(c, DType::I32), buffer_arg(o, DType::I32)}),
+                    Contains("data race") && Contains("ticket.cpp:5:1 in program (0, 1, 0)") &&
+                        Contains("program (0, 0, 0) writes"));
 }
 
 TEST_CASE("active atomic lanes get the memory checks, masked lanes none", "[interp][atomics]") {

@@ -78,6 +78,27 @@ TEST_CASE("a for loop with step 0 that would run is a ProgramError", "[interp][f
                              ArgValue::integer(5, DType::I32), ArgValue::integer(0, DType::I32),
                              ArgValue::integer(0, DType::I32)};
   CHECK_THROWS_AS(interp::run(*m, {1, 1, 1}, args), ProgramError);
+  // Also where the bounds would run no iteration for a negative step: 0 is never a valid step.
+  args[3] = ArgValue::integer(0, DType::I32);
+  args[4] = ArgValue::integer(5, DType::I32);
+  CHECK_THROWS_WITH(interp::run(*m, {1, 1, 1}, args), Catch::Contains("step 0"));
+}
+
+TEST_CASE("a loop counter that would wrap past the end of i32 ends the loop instead", "[interp][for]") {
+  // Before: MAX - 3 + 7 wrapped to a negative number, below ub again, and the loop never ended.
+  const auto m = accumulate_loop();
+  constexpr std::int32_t kMax = INT32_MAX, kMin = INT32_MIN;
+  for (auto [lb, ub, step, trips] : {std::tuple{kMax - 10, kMax, 7, 2}, std::tuple{kMin + 10, kMin, -7, 2},
+                                     std::tuple{0, kMax, 1 << 30, 2}, std::tuple{kMax - 1, kMax, kMax, 1}}) {
+    INFO("lb " << lb << ", ub " << ub << ", step " << step);
+    std::vector<float> x(kN, 0.f), out(kN);
+    std::vector<std::int32_t> count{-1};
+    std::vector<ArgValue> args{buffer_arg(x, DType::F32), buffer_arg(out, DType::F32), buffer_arg(count, DType::I32),
+                               ArgValue::integer(lb, DType::I32), ArgValue::integer(ub, DType::I32),
+                               ArgValue::integer(step, DType::I32)};
+    interp::run(*m, {1, 1, 1}, args);
+    CHECK(count[0] == trips);
+  }
 }
 
 TEST_CASE("if with a result, per program, over a 2-D grid", "[interp][if]") {

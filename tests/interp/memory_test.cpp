@@ -37,9 +37,15 @@ std::unique_ptr<ir::Module> copy_kernel(CopyKernel c) {
   return std::move(k.m);
 }
 
+// A byte count meaning "a raw pointer, size unknown".
+constexpr std::size_t kRaw = SIZE_MAX;
+
+ArgValue f32_pointer(void* p, std::size_t bytes) {
+  return bytes == kRaw ? ArgValue::pointer(p, DType::F32) : ArgValue::pointer(p, DType::F32, bytes);
+}
+
 std::vector<ArgValue> copy_args(void* x, std::size_t x_bytes, void* out, std::size_t out_bytes, std::int64_t n) {
-  return {ArgValue::pointer(x, DType::F32, x_bytes), ArgValue::pointer(out, DType::F32, out_bytes),
-          ArgValue::integer(n, DType::I32)};
+  return {f32_pointer(x, x_bytes), f32_pointer(out, out_bytes), ArgValue::integer(n, DType::I32)};
 }
 
 }  // namespace
@@ -105,23 +111,60 @@ TEST_CASE("misaligned and null accesses are errors, even on raw pointers", "[int
   auto* misaligned = reinterpret_cast<char*>(x.data()) + 2;
   CHECK_THROWS_WITH(interp::run(*m, {1, 1, 1}, copy_args(misaligned, kN * 4, out.data(), kN * 4, kN)),
                     Contains("misaligned load at my_kernel.cpp:42:7") && Contains("4-byte element"));
-  CHECK_THROWS_WITH(interp::run(*m, {1, 1, 1}, copy_args(nullptr, 0, out.data(), 0, kN)),
+  CHECK_THROWS_WITH(interp::run(*m, {1, 1, 1}, copy_args(nullptr, kRaw, out.data(), kRaw, kN)),
                     Contains("null pointer load at my_kernel.cpp:42:7"));
-  CHECK_THROWS_AS(interp::run(*m, {1, 1, 1}, copy_args(x.data(), 0, nullptr, 0, kN)), MemoryAccessError);
+  CHECK_THROWS_WITH(interp::run(*m, {1, 1, 1}, copy_args(x.data(), kRaw, nullptr, kRaw, kN)),
+                    Contains("null pointer store at my_kernel.cpp:43:3"));
 }
 
-TEST_CASE("raw pointers are unchecked unless some argument has a size, extra buffers count", "[interp][memory]") {
+TEST_CASE("a zero-length buffer is a size, not an unknown one: every access is out of bounds", "[interp][memory]") {
+  const auto m = copy_kernel({.masked = true});
+  std::vector<float> x(kN, 1.f), out(kN, 0.f);
+  // n = 0: every lane is masked off, nothing is touched.
+  REQUIRE_NOTHROW(interp::run(*m, {1, 1, 1}, copy_args(x.data(), 0, out.data(), 0, 0)));
+  CHECK_THROWS_WITH(interp::run(*m, {1, 1, 1}, copy_args(x.data(), 0, out.data(), kN * 4, 1)),
+                    Contains("out-of-bounds load at my_kernel.cpp:42:7") && Contains("argument 'x' (0 bytes)"));
+  CHECK_THROWS_WITH(interp::run(*m, {1, 1, 1}, copy_args(x.data(), kN * 4, out.data(), 0, 1)),
+                    Contains("out-of-bounds store at my_kernel.cpp:43:3") && Contains("argument 'out' (0 bytes)"));
+  CHECK(out == std::vector<float>(kN, 0.f));
+  // Through the public API: an empty ts::Buffer is sized, not raw.
+  std::vector<float> none;
+  const ArgValue empty = ArgValue::pointer(none.data(), DType::F32, 0);
+  CHECK(empty.sized);
+  CHECK_FALSE(ArgValue::pointer(x.data(), DType::F32).sized);
+}
+
+TEST_CASE("raw pointers are the caller's to vouch for, sized ones are bounded by their own buffer", "[interp][memory]") {
   const auto m = copy_kernel({});
   std::vector<float> x(kN, 3.f), out(kN, 0.f);
   // No sizes at all: the user vouches for the pointers.
-  REQUIRE_NOTHROW(interp::run(*m, {1, 1, 1}, copy_args(x.data(), 0, out.data(), 0, kN)));
+  REQUIRE_NOTHROW(interp::run(*m, {1, 1, 1}, copy_args(x.data(), kRaw, out.data(), kRaw, kN)));
   CHECK(out == x);
-  // out has a size, x does not: x's lanes lie in no known buffer.
-  const auto args = copy_args(x.data(), 0, out.data(), kN * 4, kN);
-  CHECK_THROWS_WITH(interp::run(*m, {1, 1, 1}, args), Contains("out-of-bounds load at my_kernel.cpp:42:7"));
-  // Registering x's memory as an extra buffer makes the same launch legal.
-  const interp::HostBuffer extra[] = {{x.data(), x.size() * sizeof(float)}};
-  REQUIRE_NOTHROW(interp::run(*m, {1, 1, 1}, args, extra));
+  // out has a size, x does not: x's lanes derive from a raw pointer, so they are not bounded.
+  std::fill(out.begin(), out.end(), 0.f);
+  REQUIRE_NOTHROW(interp::run(*m, {1, 1, 1}, copy_args(x.data(), kRaw, out.data(), kN * 4, kN)));
+  CHECK(out == x);
+  // Registering memory as an extra buffer bounds raw pointers by the known buffers again.
+  std::vector<float> elsewhere(kN);
+  const interp::HostBuffer extra[] = {{elsewhere.data(), elsewhere.size() * sizeof(float)}};
+  CHECK_THROWS_WITH(interp::run(*m, {1, 1, 1}, copy_args(x.data(), kRaw, out.data(), kN * 4, kN), extra),
+                    Contains("out-of-bounds load at my_kernel.cpp:42:7"));
+}
+
+TEST_CASE("an overrun of a sized argument names that argument, even where a raw one's memory lies", "[interp][memory]") {
+  const auto m = copy_kernel({});
+  // One allocation: x is its first 8 floats, out the next 8 (both sized). x's lanes 8..15 run into
+  // out's memory: they must be reported against x, not accepted because out's buffer holds them.
+  std::vector<float> memory(2 * kN, 1.f);
+  const auto args = copy_args(memory.data(), 8 * 4, memory.data() + 8, 8 * 4, kN);
+  CHECK_THROWS_WITH(interp::run(*m, {1, 1, 1}, args),
+                    Contains("out-of-bounds load at my_kernel.cpp:42:7") && Contains("element 8 of the tile") &&
+                        Contains("argument 'x' (32 bytes) it derives from"));
+  // The other way round: out sized and overrun by the store, x raw. The store is named, with 'out'.
+  std::vector<float> xs(kN, 2.f), small_out(4 * kN);
+  const auto args2 = copy_args(xs.data(), kRaw, small_out.data(), 12 * 4, kN);
+  CHECK_THROWS_WITH(interp::run(*m, {1, 1, 1}, args2),
+                    Contains("out-of-bounds store at my_kernel.cpp:43:3") && Contains("argument 'out' (48 bytes)"));
 }
 
 TEST_CASE("a store through a scalar pointer is checked too", "[interp][memory]") {
