@@ -7,6 +7,8 @@
 #include "tessera/buffer.hpp"
 #include "tessera/runtime.hpp"
 
+#include <cstdint>
+
 namespace tessera {
 namespace detail {
 
@@ -19,7 +21,8 @@ void* memory_alloc(Executor ex, std::size_t bytes) {
     default: {
       // 64-byte alignment, like device allocations (which are 256-byte aligned): kernels
       // specialize on 16-byte alignment.
-      void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+      // A size within 63 bytes of SIZE_MAX would round up to 0: refuse it rather than wrap.
+      void* p = bytes <= SIZE_MAX - 63 ? std::aligned_alloc(64, (bytes + 63) / 64 * 64) : nullptr;
       if (!p) throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes");
       return p;
     }

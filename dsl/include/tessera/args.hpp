@@ -14,10 +14,19 @@ struct ArgValue {
   std::int64_t i = 0;          // Int (sign- or zero-extended per dtype)
   double f = 0;                // Float
   void* p = nullptr;           // Pointer
-  std::size_t bytes = 0;       // Pointer: size of the buffer when known (tensor-like args), else 0
+  // Pointer: whether the size of the memory behind it is known (a Buffer, container or tensor), and
+  // that size. A sized pointer of 0 bytes (an empty Buffer) is a real size: every access through
+  // it is out of bounds. A raw pointer (sized = false) cannot be bound-checked.
+  bool sized = false;
+  std::size_t bytes = 0;
 
-  static ArgValue pointer(void* ptr, DType pointee, std::size_t bytes = 0) {
-    ArgValue a; a.kind = Kind::Pointer; a.dtype = pointee; a.p = ptr; a.bytes = bytes; return a;
+  // A raw pointer: the caller vouches for the memory behind it.
+  static ArgValue pointer(void* ptr, DType pointee) {
+    ArgValue a; a.kind = Kind::Pointer; a.dtype = pointee; a.p = ptr; return a;
+  }
+  // A pointer to `bytes` bytes of memory (possibly 0), checked by the interpreter.
+  static ArgValue pointer(void* ptr, DType pointee, std::size_t bytes) {
+    ArgValue a = pointer(ptr, pointee); a.sized = true; a.bytes = bytes; return a;
   }
   static ArgValue integer(std::int64_t v, DType d) { ArgValue a; a.kind = Kind::Int; a.dtype = d; a.i = v; return a; }
   static ArgValue floating(double v, DType d) { ArgValue a; a.kind = Kind::Float; a.dtype = d; a.f = v; return a; }

@@ -4,6 +4,8 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <span>
 #include <utility>
 #include <vector>
@@ -28,7 +30,7 @@ class Buffer {
  public:
   Buffer() = default;
   explicit Buffer(std::size_t n, Executor ex = Executor::Auto)
-      : ex_(detail::resolve(ex)), n_(n), p_(static_cast<T*>(detail::memory_alloc(ex_, std::max<std::size_t>(n, 1) * sizeof(T)))) {}
+      : ex_(detail::resolve(ex)), n_(n), p_(static_cast<T*>(detail::memory_alloc(ex_, bytes_for(n)))) {}
   static Buffer from_host(std::span<const T> host, Executor ex = Executor::Auto) {
     Buffer b(host.size(), ex);
     b.copy_from(host);
@@ -54,6 +56,14 @@ class Buffer {
   }
 
  private:
+  // At least one element's worth (a zero-length buffer still has a distinct, aligned address);
+  // a count whose byte size overflows is refused instead of wrapping into a small allocation.
+  static std::size_t bytes_for(std::size_t n) {
+    if (n > SIZE_MAX / sizeof(T))
+      throw Error("ts::Buffer of " + std::to_string(n) + " elements of " + std::to_string(sizeof(T)) +
+                  " bytes: the size does not fit in memory");
+    return std::max<std::size_t>(n, 1) * sizeof(T);
+  }
   void swap(Buffer& o) noexcept { std::swap(ex_, o.ex_); std::swap(n_, o.n_); std::swap(p_, o.p_); }
   Executor ex_ = Executor::Interpreter;
   std::size_t n_ = 0;

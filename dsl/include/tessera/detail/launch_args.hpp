@@ -49,6 +49,17 @@ concept ArgFits = [] {
 
 inline void* erase_const(const void* p) { return const_cast<void*>(p); }
 
+// The bytes of a tensor argument of `numel` elements of E: a negative count or one whose byte
+// size does not fit size_t is refused (it would otherwise wrap into a small, wrong bound).
+template <class E>
+std::size_t tensor_bytes(std::size_t index, std::int64_t numel) {
+  std::size_t bytes = 0;
+  if (numel < 0 || __builtin_mul_overflow(static_cast<std::size_t>(numel), sizeof(E), &bytes))
+    throw LaunchError("argument " + std::to_string(index) + " is a tensor of " + std::to_string(numel) +
+                      " elements, which is not a valid size");
+  return bytes;
+}
+
 template <std::size_t I, class Param, class C>
 ArgValue to_arg_value(C& c) {
   static_assert(ArgFits<Param, C>,
@@ -64,7 +75,7 @@ ArgValue to_arg_value(C& c) {
     else if constexpr (std::is_array_v<A>) return ArgValue::pointer(erase_const(c), pointee, sizeof(A));
     else if constexpr (std::is_pointer_v<A>) return ArgValue::pointer(erase_const(c), pointee);
     else if constexpr (ContiguousOf<A, E>) return ArgValue::pointer(erase_const(c.data()), pointee, c.size() * sizeof(E));
-    else return ArgValue::pointer(erase_const(c.data_ptr()), pointee, static_cast<std::size_t>(c.numel()) * sizeof(E));
+    else return ArgValue::pointer(erase_const(c.data_ptr()), pointee, tensor_bytes<E>(I, c.numel()));
   } else if constexpr (FloatElement<T>) {
     return ArgValue::floating(static_cast<double>(c), dtype_of<T>);
   } else {
