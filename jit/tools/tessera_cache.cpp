@@ -73,7 +73,7 @@ fs::path cache_dir(const Options& o) {
   // file, a FIFO) is a mistake in the argument, not an empty cache. stat follows a symbolic link.
   struct stat st {};
   if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-    throw tessera::Error(fmt::format("'{}' is not a directory{}", dir.string(), o.dir.empty() ? " (TESSERA_CACHE_DIR or HOME)" : ""));
+    throw tessera::Error(fmt::format("'{}' is not a directory{}", dir.string(), o.dir.empty() ? " (the cache folder, from TESSERA_CACHE_DIR or HOME)" : ""));
   return dir;
 }
 

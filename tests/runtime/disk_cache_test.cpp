@@ -694,7 +694,11 @@ TEST_CASE("tessera-cache: --dir naming a file is an error; FIFOs and giants are 
     int status = pclose(pipe);
     return ToolRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
   };
-  ToolRun r = run(dir + "list");
+  ToolRun r = run("TESSERA_CACHE_DIR=\"" + file.string() + "\" \"" + TESSERA_CACHE_TOOL + "\" size");
+  CHECK(r.status == 1);
+  CHECK(r.output == "tessera-cache: '" + file.string() + "' is not a directory (the cache folder, from TESSERA_CACHE_DIR or HOME)\n");
+
+  r = run(dir + "list");
   INFO(r.output);
   CHECK(r.status == 0);
   const std::size_t line = r.output.find(fifo.filename().string());
