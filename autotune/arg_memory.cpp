@@ -18,12 +18,11 @@ std::size_t bytes_of(const std::string& kernel, int index, std::span<const ArgVa
   if (index < 0 || static_cast<std::size_t>(index) >= args.size() || args[index].kind != ArgValue::Kind::Pointer)
     throw LaunchError(fmt::format("autotune of kernel '{}': {} names argument {}, which is not a pointer argument",
                                   kernel, list, index));
-  const std::size_t bytes = o.arg_bytes ? o.arg_bytes(index, args) : args[index].bytes;
-  if (bytes == 0)
+  if (!o.arg_bytes && !args[index].sized)
     throw LaunchError(fmt::format("autotune of kernel '{}': {} names argument {}, a pointer of unknown size: pass a "
                                   "ts::Buffer, a container or a tensor there, or set AutotuneOptions::arg_bytes",
                                   kernel, list, index));
-  return bytes;
+  return o.arg_bytes ? o.arg_bytes(index, args) : args[index].bytes;
 }
 
 }  // namespace

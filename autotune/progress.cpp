@@ -8,12 +8,12 @@
 #include <cstring>
 
 #include "autotune/autotune_internal.hpp"
+#include "jit/runtime/env_flag.hpp"
 
 namespace tessera::tuning {
 
 Progress::Progress(std::string kernel, std::string key, std::size_t total) : total_(total) {
-  const char* q = std::getenv("TESSERA_QUIET");
-  quiet_ = q && *q && std::strcmp(q, "0") != 0;
+  quiet_ = runtime::env_flag("TESSERA_QUIET", false);
   head_ = key.empty() ? fmt::format("tessera: autotuning '{}'", kernel)
                       : fmt::format("tessera: autotuning '{}' ({})", kernel, key);
 }

@@ -7,7 +7,9 @@ if(rc)
   message(FATAL_ERROR "cmake --install failed")
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/consumer -B ${BUILD_DIR}/consumer-build -G Ninja
-                        -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release RESULT_VARIABLE rc)
+                        -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release
+                        "-DCMAKE_CXX_FLAGS=${CONSUMER_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_FLAGS}"
+                        RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "configuring the consumer project with find_package(tessera) failed")
 endif()

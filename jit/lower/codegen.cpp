@@ -1,5 +1,9 @@
 #include "jit/lower/codegen.hpp"
 
+#include <fmt/format.h>
+
+#include <functional>
+
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/Support/ErrorHandling.h>
@@ -35,6 +39,18 @@ void install_llvm_error_handler() {
 
 std::string llvm_version() { return LLVM_VERSION_STRING; }
 
+std::string kernel_symbol(const std::string& name) {
+  auto ident = [](unsigned char c, bool first) {
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9');
+  };
+  std::string sym;
+  if (!name.empty() && !ident(static_cast<unsigned char>(name[0]), true)) sym += '_';
+  for (std::size_t i = 0; i < name.size(); ++i)
+    sym += ident(static_cast<unsigned char>(name[i]), false) ? name[i] : '_';
+  if (sym.size() > 256) sym = fmt::format("{}_{:016x}", sym.substr(0, 240), std::hash<std::string>{}(name));
+  return sym;
+}
+
 DeviceBinary compile_to_device(const ir::Module& m, const std::string& target_name, const CodegenOptions& options) {
   install_llvm_error_handler();
   auto target = make_target(target_name);
@@ -46,7 +62,7 @@ DeviceBinary compile_to_device(const ir::Module& m, const std::string& target_na
     llvm::raw_string_ostream os(ir_text);
     mod->print(os, nullptr);
   }
-  DeviceBinary bin = target->compile(std::move(mod), m.name);
+  DeviceBinary bin = target->compile(std::move(mod), kernel_symbol(m.name));
   bin.llvm_ir = std::move(ir_text);
   bin.num_threads = lowering.num_threads();
   bin.shared_bytes = lowering.shared_bytes();

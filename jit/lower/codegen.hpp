@@ -28,6 +28,13 @@ struct CodegenOptions {
   bool keep_llvm_ir = false;
 };
 
+// The symbol of a kernel named `name` in PTX and in an AMDGPU ELF: the name itself when it is a
+// valid identifier ([A-Za-z_][A-Za-z0-9_]*), else the name with every other byte replaced by '_'
+// (and '_' in front of a leading digit), so that "ns::f<T>", "my kernel" or "norm.fwd" compile.
+// Names longer than 256 bytes keep 240 and a hash of the whole. Each module holds one kernel, so
+// two names that map to one symbol never meet. An empty name is refused before (runtime checks).
+std::string kernel_symbol(const std::string& name);
+
 // Lowers a module whose tiles already carry layouts (transforms::assign_layouts) and compiles it
 // for `target_name` ("sm_80", "sm_90a", "gfx90a", "gfx942").
 DeviceBinary compile_to_device(const ir::Module& m, const std::string& target_name, const CodegenOptions& options = {});

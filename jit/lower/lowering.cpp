@@ -1,5 +1,6 @@
 // Kernel structure, layouts and control flow of the tile-IR -> LLVM IR lowering.
 #include "jit/lower/lowering.hpp"
+#include "jit/lower/codegen.hpp"
 
 #include <fmt/format.h>
 
@@ -82,7 +83,7 @@ void KernelLowering::declare_kernel() {
     params.push_back(a->type.dtype == DType::I1 ? b_.getInt8Ty() : scalar_type(a->type));
   }
   auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
-  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, m_.name, module_.get());
+  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, kernel_symbol(m_.name), module_.get());
   target_.mark_kernel(fn_, num_threads_);
 
   // Shared memory: one buffer holding every op's region, barriers where the plan puts them
@@ -213,6 +214,10 @@ void KernelLowering::lower_for(const Op& op) {
   // One phi for the induction variable and one per slot of each carried value.
   llvm::PHINode* iv = b_.CreatePHI(lb->getType(), 2, "iv");
   iv->addIncoming(lb, pre);
+  // Set when iv + step wrapped past the end of the iv's type: the counter has then passed `ub`, so
+  // the loop ends (as the interpreter's 64-bit test does) instead of wrapping and running forever.
+  llvm::PHINode* wrapped = b_.CreatePHI(b_.getInt1Ty(), 2, "iv.wrapped");
+  wrapped->addIncoming(b_.getFalse(), pre);
   std::vector<std::vector<llvm::PHINode*>> carried;
   for (std::size_t i = 3; i < op.operands.size(); ++i) {
     std::vector<llvm::PHINode*> phis;
@@ -233,12 +238,24 @@ void KernelLowering::lower_for(const Op& op) {
   llvm::Value* up = uns ? b_.CreateICmpULT(iv, ub) : b_.CreateICmpSLT(iv, ub);
   llvm::Value* down = uns ? b_.CreateICmpUGT(iv, ub) : b_.CreateICmpSGT(iv, ub);
   llvm::Value* positive = b_.CreateICmpSGT(step, llvm::ConstantInt::get(step->getType(), 0));
-  b_.CreateCondBr(b_.CreateSelect(positive, up, down), loop, exit);
+  llvm::Value* in_range = b_.CreateSelect(positive, up, down);
+  b_.CreateCondBr(b_.CreateAnd(in_range, b_.CreateNot(wrapped)), loop, exit);
 
   b_.SetInsertPoint(loop);
   lower_block(body);
   llvm::BasicBlock* latch = b_.GetInsertBlock();
-  iv->addIncoming(b_.CreateAdd(iv, step), latch);
+  llvm::Value* next = b_.CreateAdd(iv, step);
+  llvm::Value* overflow = nullptr;
+  if (uns) {  // unsigned counters count up (a step that is positive as a signed value), or down
+    llvm::Value* up_wrap = b_.CreateICmpULT(next, iv);
+    llvm::Value* down_wrap = b_.CreateICmpUGT(next, iv);
+    overflow = b_.CreateSelect(positive, up_wrap, down_wrap);
+  } else {
+    llvm::Value* pair = b_.CreateBinaryIntrinsic(llvm::Intrinsic::sadd_with_overflow, iv, step);
+    overflow = b_.CreateExtractValue(pair, 1);
+  }
+  iv->addIncoming(next, latch);
+  wrapped->addIncoming(overflow, latch);
   for (std::size_t c = 0; c < carried.size(); ++c) {
     const Elems& next = yielded_by(body, static_cast<int>(c));
     for (std::size_t s = 0; s < carried[c].size(); ++s) carried[c][s]->addIncoming(next[s], latch);

@@ -92,6 +92,7 @@ std::string disk_cache_key(const std::string& traced_ir, const std::string& targ
                         {"maxnreg", std::to_string(opts.compile.maxnreg)},
                         {"line_info", opts.compile.line_info ? "1" : "0"},
                         {"tessera", TESSERA_VERSION},
+                        {"build", build_identity()},
                         {"llvm", lower::llvm_version()},
                         {"math", lower::device_library_fingerprint(target)}});
 }

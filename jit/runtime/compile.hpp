@@ -37,8 +37,12 @@ std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, con
 // When `ir_with_layouts` is given, it receives the tile IR as lowered (for tests and tools).
 lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const CompileOptions& options,
                             std::string* ir_with_layouts = nullptr);
+// A hash of every source file of tessera's compiler (dsl/, jit/, backends/), made at build time
+// (cmake/build_id.cmake): a rebuilt compiler has another identity.
+const char* build_identity();
 // The disk cache key of a specialization: the traced IR (it holds the meta values, num_warps and
-// the argument facts), the target, every compile option, and the versions of tessera and LLVM.
+// the argument facts), the target, every compile option, the versions of tessera and LLVM, and
+// the build identity (so that a cache folder reused across rebuilds never serves old code).
 std::string disk_cache_key(const std::string& traced_ir, const std::string& target, const LaunchOptions& opts);
 
 }  // namespace tessera::runtime

@@ -1,5 +1,7 @@
 #include "jit/runtime/disk_cache.hpp"
 
+#include "jit/runtime/env_flag.hpp"
+
 #include "jit/runtime/cache_format.hpp"
 
 #include <fmt/format.h>
@@ -151,7 +153,13 @@ CacheSettings resolve_cache_settings(const EnvLookup& env, const HomeLookup& pas
     return v && !v->empty() ? v : std::nullopt;
   };
   CacheSettings s;
-  s.enabled = value("TESSERA_CACHE") != "0";
+  s.enabled = true;
+  if (auto v = value("TESSERA_CACHE")) {
+    const std::optional<bool> on = parse_flag(*v);
+    if (!on) s.warning = fmt::format("TESSERA_CACHE={} is not a flag (use 1/true/yes/on or 0/false/no/off); the disk "
+                                     "cache stays on", *v);
+    s.enabled = on.value_or(true);
+  }
   if (auto dir = value("TESSERA_CACHE_DIR")) {
     s.dir = *dir;
     return s;

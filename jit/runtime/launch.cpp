@@ -12,7 +12,9 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -269,6 +271,10 @@ void validate_options(const KernelDef& def, const LaunchOptions& opts) {
 // warmup or a compile for a named target specializes exactly as the launch will).
 std::span<const ArgValue> checked_arguments(const KernelDef& def, const LaunchOptions& opts,
                                             std::span<const ArgValue> args) {
+  // Any other name compiles: code generation turns it into a valid symbol (lower::kernel_symbol).
+  if (def.name.empty())
+    throw ProgramError(fmt::format("{}:{}: a kernel needs a name: ts::kernel(\"\", ...) has none",
+                                   def.where.file_name(), def.where.line()));
   runtime::validate_arguments(def, args);
   validate_options(def, opts);
   return bind_arguments(def, args);
@@ -295,9 +301,24 @@ const runtime::Compiled& specialization(KernelDef& def, Executor ex, const Launc
   });
 }
 
-}  // namespace
+// Runs an entry point so that only tessera::Error leaves it: running out of host memory (a huge
+// specialization, the interpreter's tiles, a cache entry) or a standard-library length error
+// becomes an Error naming the kernel, instead of an exception a caller catching tessera::Error
+// would miss. A try block costs nothing on the launch fast path unless something throws.
+template <class F>
+decltype(auto) only_tessera_errors(const KernelDef& def, const char* what, F&& f) {
+  try {
+    return f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(fmt::format("kernel '{}': out of host memory during {}", def.name, what));
+  } catch (const std::length_error& e) {
+    throw Error(fmt::format("kernel '{}': a size too large for host memory during {} ({})", def.name, what, e.what()));
+  }
+}
 
-void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
+void launch_unguarded(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
   using namespace runtime;
   args = checked_arguments(def, opts, args);
   const Executor ex = resolve_executor(opts.executor);
@@ -328,23 +349,34 @@ void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue>
                                    static_cast<hip::hipStream_t>(opts.stream), p);
 }
 
+}  // namespace
+
+void launch(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
+  only_tessera_errors(def, "a launch", [&] { launch_unguarded(def, opts, args); });
+}
+
 ResourceReport warmup(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
   using namespace runtime;
-  args = checked_arguments(def, opts, args);
-  const Executor ex = resolve_executor(opts.executor);
-  if (ex == Executor::Cuda) cuda::CudaDriver::require().ensure_context();
-  return specialization(def, ex, opts, args).resources;
+  return only_tessera_errors(def, "a warmup", [&] {
+    auto checked = checked_arguments(def, opts, args);
+    const Executor ex = resolve_executor(opts.executor);
+    if (ex == Executor::Cuda) cuda::CudaDriver::require().ensure_context();
+    return specialization(def, ex, opts, checked).resources;
+  });
 }
 
 std::string kernel_fingerprint(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
   using namespace runtime;
-  args = checked_arguments(def, opts, args);
-  auto m = trace_verified(def, opts.meta, specialization_facts(def, args), opts.num_warps);
-  return key_hash_hex(ir::print(*m));
+  return only_tessera_errors(def, "tracing", [&] {
+    auto checked = checked_arguments(def, opts, args);
+    auto m = trace_verified(def, opts.meta, specialization_facts(def, checked), opts.num_warps);
+    return key_hash_hex(ir::print(*m));
+  });
 }
 
-Artifact compile_only(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args,
-                      const std::string& target) {
+namespace {
+Artifact compile_only_unguarded(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args,
+                                const std::string& target) {
   using namespace runtime;
   args = checked_arguments(def, opts, args);
   auto m = trace_verified(def, opts.meta, specialization_facts(def, args), opts.num_warps);
@@ -357,6 +389,12 @@ Artifact compile_only(KernelDef& def, const LaunchOptions& opts, std::span<const
   DiskCache& cache = DiskCache::global();
   if (!cache.get(key)) cache.put(key, device_entry(def.name, target, bin));
   return Artifact{bin.format, bin.assembly, bin.data, std::move(ir_text)};
+}
+}  // namespace
+
+Artifact compile_only(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args,
+                      const std::string& target) {
+  return only_tessera_errors(def, "a compile", [&] { return compile_only_unguarded(def, opts, args, target); });
 }
 
 }  // namespace detail

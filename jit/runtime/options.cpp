@@ -1,29 +1,40 @@
 #include "jit/runtime/options.hpp"
 
+#include "jit/runtime/env_flag.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
 namespace tessera::runtime {
 namespace {
-bool flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::string(v) != "0";
-}
+constexpr const char* kDumpWords = "ir, llvm, ptx, amdgcn, resources, times, all";
 
 EnvOptions read_env() {
   EnvOptions o;
-  o.interpret = flag("TESSERA_INTERPRET");
-  o.debug = flag("TESSERA_DEBUG");
+  o.interpret = env_flag("TESSERA_INTERPRET", false);
+  o.debug = env_flag("TESSERA_DEBUG", false);
   if (const char* d = std::getenv("TESSERA_DUMP")) {
     std::stringstream ss(d);
     std::string item;
     while (std::getline(ss, item, ',')) {
-      o.dump_ir |= item == "ir" || item == "all";
-      o.dump_llvm |= item == "llvm" || item == "all";
-      o.dump_ptx |= item == "ptx" || item == "all";
-      o.dump_amdgcn |= item == "amdgcn" || item == "all";
-      o.dump_resources |= item == "resources" || item == "all";
-      o.dump_times |= item == "times" || item == "all";
+      const bool all = item == "all";
+      bool known = all || item.empty();
+      auto word = [&](const char* w, bool& flag) {
+        if (item == w) known = true;
+        flag |= item == w || all;
+      };
+      word("ir", o.dump_ir);
+      word("llvm", o.dump_llvm);
+      word("ptx", o.dump_ptx);
+      word("amdgcn", o.dump_amdgcn);
+      word("resources", o.dump_resources);
+      word("times", o.dump_times);
+      if (!known)
+        std::fputs(fmt::format("tessera: warning: TESSERA_DUMP names '{}', which is not one of {}; ignoring it\n",
+                               item, kDumpWords).c_str(), stderr);
     }
   }
   return o;

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# On the GPU machine, after tests/gpu/device_run.sh unpacked .pack (or with the pack's bin/ and lib/
+# on PATH and LD_LIBRARY_PATH): every GPU test case and every example under compute-sanitizer's
+# memcheck, racecheck and synccheck. Prints one line per (tool, program) and a count of errors;
+# exits non-zero when any tool reports an error or a program fails.
+#   bash tests/gpu/sanitize_gpu.sh [LOG_DIR]
+set -uo pipefail
+LOG=${1:-/tmp/tessera-sanitize}; mkdir -p "$LOG"
+export TESSERA_CACHE_DIR=$(mktemp -d)
+PARALLEL=${PARALLEL:-8}
+# One job per (tool, program), several at once: the sanitizers are CPU-bound on the host side.
+run() {  # tool name [args...]
+  local tool=$1 name=$2; shift 2
+  local log="$LOG/$tool.$name.log"
+  timeout ${SANITIZE_TIMEOUT:-540} compute-sanitizer --tool "$tool" --error-exitcode 99 "$name" "$@" > "$log" 2>&1
+  local rc=$?
+  local summary; summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
+  printf '%-10s %-22s rc=%-3s %s\n' "$tool" "$name" "$rc" "${summary:-(no summary)}"
+}
+export -f run; export LOG
+programs="vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax tessera_gpu_tests"
+for tool in memcheck racecheck synccheck; do for p in $programs; do echo "$tool $p"; done; done |
+  xargs -P "$PARALLEL" -L 1 bash -c 'run "$0" "$1"' | sort | tee "$LOG/summary.txt"
+# Failure: a non-zero exit (99: the tool found errors; 124: timed out) or a non-zero error count.
+! grep -Ev "rc=0 +(=+ )?(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)" "$LOG/summary.txt" | grep -q .
