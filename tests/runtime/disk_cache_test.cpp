@@ -432,6 +432,16 @@ TEST_CASE("disk cache: settings from an injected environment", "[cache][settings
   CHECK((!s.enabled && s.dir.empty() && s.warning.find("TESSERA_CACHE_DIR") != std::string::npos));
   s = resolve({{"TESSERA_CACHE", "0"}}, std::nullopt);  // off on purpose: nothing to warn about
   CHECK((!s.enabled && s.warning.empty()));
+  // TESSERA_CACHE is a flag like the others: false/no/off turn it off (it used to read "false" as
+  // on, since only "0" was off), true/yes/on keep it on, anything else is warned about.
+  for (const char* off_word : {"false", "No", "OFF"}) {
+    s = resolve({{"HOME", "/home/u"}, {"TESSERA_CACHE", off_word}}, "/pw");
+    CHECK((!s.enabled && s.warning.empty()));
+  }
+  s = resolve({{"HOME", "/home/u"}, {"TESSERA_CACHE", "TRUE"}}, "/pw");
+  CHECK((s.enabled && s.warning.empty()));
+  s = resolve({{"HOME", "/home/u"}, {"TESSERA_CACHE", "disabled"}}, "/pw");
+  CHECK((s.enabled && s.warning.find("TESSERA_CACHE=disabled is not a flag") != std::string::npos));
 
   DiskCache off(resolve({}, std::nullopt));  // an off cache still computes
   int calls = 0;
