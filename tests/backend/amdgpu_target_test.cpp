@@ -27,10 +27,10 @@ TEST_CASE("amdgpu targets describe themselves", "[backend][amdgpu]") {
 TEST_CASE("amdgpu compiles a kernel to an HSACO that llvm-readelf reads back", "[backend][amdgpu]") {
   std::string searched;
   if (tessera::backend::find_lld(&searched).empty()) {
-    WARN("skipping HSACO checks: no ld.lld (looked at " << searched << "); set TESSERA_LLD");
+    tessera::test::skip("no ld.lld to link the HSACO (looked at " + searched + "); set TESSERA_LLD");
     return;
   }
-  const std::string readelf = tessera::test::find_readelf();
+  const std::string readelf = tessera::test::readelf_or_skip();
   for (const char* arch : {"gfx90a", "gfx942"}) {
     INFO("arch " << arch);
     auto target = tessera::lower::make_target(arch);
@@ -45,10 +45,7 @@ TEST_CASE("amdgpu compiles a kernel to an HSACO that llvm-readelf reads back", "
     CHECK(bin.assembly.find("s_barrier") != std::string::npos);
     CHECK(bin.assembly.find(std::string(".amdgcn_target \"amdgcn-amd-amdhsa--") + arch) != std::string::npos);
 
-    if (readelf.empty()) {
-      WARN("skipping llvm-readelf check: llvm-readelf-22 / llvm-readelf not found");
-      continue;
-    }
+    if (readelf.empty()) continue;
     tessera::test::ScratchFile hsaco(bin.data, ".hsaco");
     const auto r = tessera::test::run_command(readelf + " -h -s " + hsaco.path());
     INFO("llvm-readelf said:\n" << r.output);
@@ -73,7 +70,7 @@ TEST_CASE("a TESSERA_LLD that is not an executable is reported by name", "[backe
 
 TEST_CASE("ld.lld's own complaint reaches the error message", "[backend][amdgpu]") {
   if (tessera::backend::find_lld().empty()) {
-    WARN("skipping: no ld.lld");
+    tessera::test::skip("no ld.lld; set TESSERA_LLD");
     return;
   }
   try {

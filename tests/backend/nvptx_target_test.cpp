@@ -43,11 +43,8 @@ TEST_CASE("nvptx compiles a kernel to PTX that ptxas accepts", "[backend][nvptx]
     CHECK(ptx.find("%ctaid.x") != std::string::npos);
     CHECK(ptx.find("%tid.x") != std::string::npos);
 
-    const std::string ptxas = tessera::test::find_ptxas();
-    if (ptxas.empty()) {
-      WARN("skipping ptxas check: ptxas not found on PATH nor at /usr/local/cuda/bin/ptxas");
-      continue;
-    }
+    const std::string ptxas = tessera::test::ptxas_or_skip();
+    if (ptxas.empty()) continue;
     tessera::test::ScratchFile ptx_file(ptx, ".ptx");
     tessera::test::ScratchFile cubin("", ".cubin");
     const auto r = tessera::test::run_command(ptxas + " -arch=" + arch + " " + ptx_file.path() + " -o " + cubin.path());

@@ -1,5 +1,5 @@
 // Helpers of the NVPTX codegen tests: a one-block kernel built through the Target interface, and
-// assembling its PTX with ptxas (skipped with a WARN where CUDA's ptxas is absent).
+// assembling its PTX with ptxas (the test case is marked skipped where CUDA's ptxas is absent).
 #pragma once
 #include <functional>
 #include <memory>
@@ -40,13 +40,10 @@ inline bool contains(const std::string& text, const std::string& pattern) {
   return std::regex_search(text, std::regex(pattern));
 }
 
-// Assembles `ptx` for `arch`; a Catch check, or a WARN where ptxas is not installed.
+// Assembles `ptx` for `arch`; a Catch check, or a skip of the test case where ptxas is not installed.
 inline void check_ptxas_accepts(const std::string& ptx, const std::string& arch) {
-  const std::string ptxas = find_ptxas();
-  if (ptxas.empty()) {
-    WARN("skipping ptxas check: ptxas not found on PATH nor at /usr/local/cuda/bin/ptxas");
-    return;
-  }
+  const std::string ptxas = ptxas_or_skip();
+  if (ptxas.empty()) return;
   ScratchFile ptx_file(ptx, ".ptx");
   ScratchFile cubin("", ".cubin");
   const auto r = run_command(ptxas + " -arch=" + arch + " " + ptx_file.path() + " -o " + cubin.path());

@@ -1,5 +1,7 @@
 // Finding and running the external tools that backend tests check their output with (ptxas,
 // llvm-readelf), and temporary files for their inputs. Header-only so any test can include it.
+// A test case that needs a tool gets it from ptxas_or_skip() / readelf_or_skip(): where the tool is
+// missing, the case is marked skipped (tests/skip.hpp), so that ctest shows it as not run.
 #pragma once
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -13,6 +15,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "tests/skip.hpp"
 
 namespace tessera::test {
 
@@ -34,16 +38,32 @@ inline std::string find_tool(std::initializer_list<const char*> names, std::init
   return "";
 }
 
-// CUDA's PTX assembler; TESSERA_PTXAS overrides.
+// CUDA's PTX assembler; TESSERA_PTXAS overrides, and TESSERA_PTXAS=0 means none (as for the
+// runtime: README, "Environment").
 inline std::string find_ptxas() {
+  if (const char* env = std::getenv("TESSERA_PTXAS"); env != nullptr && std::string(env) == "0") return "";
   if (const char* env = std::getenv("TESSERA_PTXAS"); env != nullptr && is_executable_file(env)) return env;
   return find_tool({"ptxas"}, {"/usr/local/cuda/bin/ptxas"});
+}
+
+// ptxas, or "" after marking the running test case skipped.
+inline std::string ptxas_or_skip() {
+  std::string p = find_ptxas();
+  if (p.empty()) skip("ptxas not found (TESSERA_PTXAS=0, or not on PATH nor at /usr/local/cuda/bin/ptxas)");
+  return p;
 }
 
 // llvm-readelf; the versioned name first, because Debian's plain llvm-readelf may be an older LLVM
 // that does not know the newest AMDGPU processors.
 inline std::string find_readelf() {
   return find_tool({"llvm-readelf-22", "llvm-readelf"}, {"/usr/lib/llvm-22/bin/llvm-readelf"});
+}
+
+// llvm-readelf, or "" after marking the running test case skipped.
+inline std::string readelf_or_skip() {
+  std::string p = find_readelf();
+  if (p.empty()) skip("llvm-readelf not found (llvm-readelf-22 / llvm-readelf on PATH, /usr/lib/llvm-22/bin)");
+  return p;
 }
 
 struct CommandResult {

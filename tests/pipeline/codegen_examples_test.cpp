@@ -56,8 +56,7 @@ std::vector<std::string> vector_accesses(const std::string& ptx, const char* op)
 }  // namespace
 
 TEST_CASE("every example kernel compiles to PTX that ptxas accepts", "[pipeline][codegen][nvptx][examples]") {
-  const std::string ptxas = find_ptxas();
-  if (ptxas.empty()) WARN("skipping ptxas checks: ptxas not found on PATH nor at /usr/local/cuda/bin/ptxas");
+  const std::string ptxas = ptxas_or_skip();
   std::mt19937 rng(kExamplesSeed);
   for (HostCase& c : codegen_cases(rng))
     for (const char* arch : {"sm_80", "sm_90a"}) {
@@ -77,11 +76,10 @@ TEST_CASE("every example kernel compiles to an HSACO that llvm-readelf reads bac
           "[pipeline][codegen][amdgpu][examples]") {
   std::string searched;
   if (ts::backend::find_lld(&searched).empty()) {
-    WARN("skipping HSACO checks: no ld.lld (looked at " << searched << "); set TESSERA_LLD");
+    skip("no ld.lld to link the HSACOs (looked at " + searched + "); set TESSERA_LLD");
     return;
   }
-  const std::string readelf = find_readelf();
-  if (readelf.empty()) WARN("skipping llvm-readelf checks: llvm-readelf-22 / llvm-readelf not found");
+  const std::string readelf = readelf_or_skip();
   std::mt19937 rng(kExamplesSeed);
   for (HostCase& c : codegen_cases(rng))
     for (const char* arch : {"gfx90a", "gfx942"}) {
@@ -109,7 +107,7 @@ TEST_CASE("vector add loads 16 bytes at a time when n is divisible by 16 and the
   HostCase c = vector_add_case(1 << 14, rng);
   for (const ts::ArgValue& a : c.args)
     if (a.kind == ts::ArgValue::Kind::Pointer) REQUIRE(reinterpret_cast<std::uintptr_t>(a.p) % 16 == 0);
-  const std::string ptxas = find_ptxas();
+  const std::string ptxas = ptxas_or_skip();
   for (const char* arch : {"sm_80", "sm_90a"}) {
     INFO(arch);
     const auto art = compile(c, arch);
@@ -126,8 +124,7 @@ TEST_CASE("vector add with n = 1001 masks element by element, assembles, and is 
   // access could touch a masked lane. Only element-wise accesses are allowed.
   std::mt19937 rng(kExamplesSeed);
   HostCase c = vector_add_case(1001, rng);
-  const std::string ptxas = find_ptxas();
-  if (ptxas.empty()) WARN("skipping ptxas checks: ptxas not found on PATH nor at /usr/local/cuda/bin/ptxas");
+  const std::string ptxas = ptxas_or_skip();
   for (const char* arch : {"sm_80", "sm_90a"}) {
     INFO(arch);
     const auto art = compile(c, arch);

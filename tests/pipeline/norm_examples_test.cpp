@@ -136,8 +136,7 @@ TEST_CASE("RMSNorm backward (dx, then dw from per-program partials) matches the 
 
 TEST_CASE("the norm backward and online softmax kernels compile for sm_80 and sm_90a",
           "[pipeline][examples][norm][codegen]") {
-  const std::string ptxas = tessera::test::find_ptxas();
-  if (ptxas.empty()) WARN("skipping ptxas checks: ptxas not found on PATH nor at /usr/local/cuda/bin/ptxas");
+  const std::string ptxas = tessera::test::ptxas_or_skip();
   const std::int64_t rows = 64, cols = 4096, programs = 16;
   std::vector<ts::half> x(rows * cols), dy(x.size()), dx(x.size()), w(cols), dw(cols), db(cols);
   std::vector<float> mean(rows), rstd(rows), dwp(programs * cols), dbp(programs * cols), fx(rows * cols), fo(fx.size());
