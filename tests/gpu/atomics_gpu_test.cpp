@@ -3,6 +3,7 @@
 // interpreter's (old values, who wins a compare-and-swap), the checks are order-free: every update
 // is seen exactly once. Tiles smaller than the CTA tile (16 elements in 4 warps) are the case
 // where a replicated element would be updated several times without the owner predicate.
+// Results are compared element by element (compare.hpp), exactly.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.hpp>
 
@@ -11,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "compare.hpp"
 #include "tests/pipeline/atomics_kernels.hpp"
 
 namespace ts = tessera;
@@ -19,12 +21,6 @@ namespace ak = atomics_kernels;
 namespace {
 
 constexpr std::uint32_t kSeed = 20261202;
-
-bool have_gpu() {
-  static bool gpu = ts::default_executor().executor == ts::Executor::Cuda;
-  if (!gpu) WARN("no CUDA GPU: " << ts::default_executor().description);
-  return gpu;
-}
 
 constexpr ts::Executor kExecs[2] = {ts::Executor::Cuda, ts::Executor::Interpreter};
 
@@ -42,7 +38,6 @@ ts::LaunchOptions opts(std::int64_t n, int block, int warps, ts::Executor ex, ts
 }  // namespace
 
 TEST_CASE("GPU histogram counts match the interpreter exactly, replicated tiles included", "[gpu][atomics]") {
-  if (!have_gpu()) return;
   auto k = ak::make_histogram();
   std::mt19937 rng(kSeed);
   for (auto [n, block, warps] : {std::array{1000, 16, 4}, std::array{100000, 16, 8}, std::array{100000, 1024, 4},
@@ -61,7 +56,7 @@ TEST_CASE("GPU histogram counts match the interpreter exactly, replicated tiles 
       bins[e] = db.to_host();
       old[e] = dold.to_host();
     }
-    CHECK(bins[0] == bins[1]);
+    gpu_test::check_equal("histogram bins, GPU vs interpreter", bins[0], bins[1]);
     // Each bin's old values are 0 .. count-1, each once: every lane's update applied and seen once.
     std::map<std::int32_t, std::vector<std::int32_t>> seen;
     for (int i = 0; i < n; ++i) seen[x[i]].push_back(old[0][i]);
@@ -69,14 +64,12 @@ TEST_CASE("GPU histogram counts match the interpreter exactly, replicated tiles 
       std::sort(olds.begin(), olds.end());
       std::vector<std::int32_t> expect(olds.size());
       for (std::size_t i = 0; i < expect.size(); ++i) expect[i] = static_cast<std::int32_t>(i);
-      INFO("bin " << b);
-      CHECK(olds == expect);
+      gpu_test::check_equal("old values of bin " + std::to_string(b), olds, expect);
     }
   }
 }
 
 TEST_CASE("GPU atomic max/min and float sums match the interpreter", "[gpu][atomics]") {
-  if (!have_gpu()) return;
   std::mt19937 rng(kSeed);
   std::vector<std::int32_t> xi(5000);
   for (auto& v : xi) v = static_cast<std::int32_t>(rng() % 2000000) - 1000000;
@@ -89,7 +82,7 @@ TEST_CASE("GPU atomic max/min and float sums match the interpreter", "[gpu][atom
     ts::synchronize(kExecs[e]);
     r[e] = dout.to_host();
   }
-  CHECK(r[0] == r[1]);
+  gpu_test::check_equal("max and min, GPU vs interpreter", r[0], r[1]);
 
   auto sums = [&](auto tag) {
     using T = decltype(tag);
@@ -104,7 +97,7 @@ TEST_CASE("GPU atomic max/min and float sums match the interpreter", "[gpu][atom
       ts::synchronize(kExecs[e]);
       for (T v : ds.to_host()) got[e].push_back(static_cast<float>(v));
     }
-    CHECK(got[0] == got[1]);
+    gpu_test::check_equal("float sums, GPU vs interpreter", got[0], got[1]);
   };
   sums(float{});
   sums(double{});
@@ -113,7 +106,6 @@ TEST_CASE("GPU atomic max/min and float sums match the interpreter", "[gpu][atom
 }
 
 TEST_CASE("GPU compare-and-swap claims each slot once, scalar tickets are unique", "[gpu][atomics]") {
-  if (!have_gpu()) return;
   const int n = 4096, block = 16, slots = 64;
   auto kc = ak::make_claim();
   auto ds = upload(std::vector<std::int32_t>(slots, 0), ts::Executor::Cuda);

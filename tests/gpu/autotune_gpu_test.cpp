@@ -4,17 +4,12 @@
 #include <catch2/catch.hpp>
 #include <tessera/tessera.hpp>
 
+#include "compare.hpp"
 #include "tests/autotune/autotune_test_util.hpp"
 
 using namespace autotune_test;
 
 namespace {
-
-bool have_gpu() {
-  static bool gpu = ts::default_executor().executor == ts::Executor::Cuda;
-  if (!gpu) WARN("no CUDA GPU: " << ts::default_executor().description);
-  return gpu;
-}
 
 ts::LaunchOptions on_gpu(std::int64_t n) { return {.grid = grid_for(n), .executor = ts::Executor::Cuda}; }
 
@@ -27,7 +22,6 @@ std::vector<ts::Config> gpu_configs() {
 }  // namespace
 
 TEST_CASE("GPU autotune: reset_to_zero gives one run's sum, and a second autotuner reads the disk", "[gpu][autotune]") {
-  if (!have_gpu()) return;
   TestEnv env;
   const std::int32_t n = (1 << 20) + 3;
   const auto hx = ramp(static_cast<std::size_t>(n));
@@ -38,10 +32,7 @@ TEST_CASE("GPU autotune: reset_to_zero gives one run's sum, and a second autotun
   auto tuned = ts::autotune(acc, gpu_configs(), o);
   tuned[on_gpu(n)](x, out, n);
   ts::synchronize(ts::Executor::Cuda);
-  const auto sum = out.to_host();
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < sum.size(); ++i) wrong += sum[i] != hx[i];  // one add onto zero: exact
-  CHECK(wrong == 0);
+  gpu_test::check_equal("sum after reset_to_zero", out.to_host(), hx);  // one add onto zero: exact
 
   const auto r = tuned[on_gpu(n)].tuning_report(x, out, n);
   REQUIRE(r);
@@ -58,7 +49,6 @@ TEST_CASE("GPU autotune: reset_to_zero gives one run's sum, and a second autotun
 }
 
 TEST_CASE("GPU autotune: restore_value undoes an in-place kernel's timing runs", "[gpu][autotune]") {
-  if (!have_gpu()) return;
   TestEnv env;
   const std::int32_t n = 300000;
   const auto hx = ramp(static_cast<std::size_t>(n));
@@ -67,8 +57,7 @@ TEST_CASE("GPU autotune: restore_value undoes an in-place kernel's timing runs",
                             {.key = {1}, .restore_value = {0}, .warmup_ms = 1, .rep_ms = 5});
   tuned[on_gpu(n)](x, n);
   ts::synchronize(ts::Executor::Cuda);
-  const auto got = x.to_host();
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) wrong += got[i] != hx[i] * 2.0f + 1.0f;
-  CHECK(wrong == 0);
+  std::vector<float> want(hx.size());
+  for (std::size_t i = 0; i < hx.size(); ++i) want[i] = hx[i] * 2.0f + 1.0f;
+  gpu_test::check_equal("in-place result after restore_value", x.to_host(), want);
 }

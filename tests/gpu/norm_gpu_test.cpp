@@ -1,13 +1,15 @@
 // The row kernels of examples/norm_kernels.hpp (layer norm and RMSNorm backward, online softmax) on
 // the GPU at the examples' and benchmarks' shapes, against the host references in double, with
-// poisoned outputs. Skipped (with a message) where there is no CUDA GPU.
+// poisoned outputs, compared element by element (compare.hpp).
 #include <catch2/catch.hpp>
 #include <tessera/tessera.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "compare.hpp"
 #include "examples/norm_kernels.hpp"
 
 namespace ts = tessera;
@@ -16,12 +18,6 @@ namespace ex = tessera_examples;
 namespace {
 
 constexpr ts::Executor kCuda = ts::Executor::Cuda;
-
-bool gpu_present() {
-  static const bool gpu = ts::default_executor().executor == ts::Executor::Cuda;
-  if (!gpu) WARN("no CUDA GPU: " << ts::default_executor().description);
-  return gpu;
-}
 
 template <class T>
 std::vector<T> normal_values(std::size_t n, std::mt19937& rng, float mean, float sd) {
@@ -38,10 +34,16 @@ ts::Buffer<T> poisoned_buffer(std::size_t n) {
   return ts::Buffer<T>::from_host(v, kCuda);
 }
 
-void require_close(const char* what, const ex::ErrorReport& e, double norm_tol) {
-  INFO(what << ": relative error " << e.relative << ", " << e.bad_elements << " bad elements, first at "
-            << e.first_bad);
-  REQUIRE(e.ok(norm_tol));
+// The f16 gradients, per element: |got - want| <= 4e-3 * (|want| + rms(want)). 4e-3 is tighter
+// than DESIGN.md's 1e-2 for f16 and held on the H200 (the kernels accumulate in f32 and round
+// once); the absolute floor rms(want), the magnitude of a typical element of the output, holds
+// elements near 0, which are differences of terms of that size, to the output's precision.
+template <class T>
+void check_gradient(const char* what, const std::vector<T>& got, const std::vector<double>& want) {
+  double squares = 0;
+  for (double w : want) squares += w * w;
+  const double rms = std::sqrt(squares / static_cast<double>(std::max<std::size_t>(want.size(), 1)));
+  gpu_test::check_close(what, got, want, gpu_test::Tolerance::relative(4e-3, rms));
 }
 
 struct Shape {
@@ -53,7 +55,6 @@ const Shape kShapes[] = {{1000, 1000}, {777, 4096}, {300, 8192}, {2048, 3000}, {
 }  // namespace
 
 TEST_CASE("GPU layer norm backward matches the host reference in double", "[gpu][norm]") {
-  if (!gpu_present()) return;
   auto dx_kernel = ex::make_layer_norm_bwd_dx();
   auto dwdb_kernel = ex::make_layer_norm_bwd_dwdb();
   for (auto [rows, cols] : kShapes) {
@@ -76,14 +77,13 @@ TEST_CASE("GPU layer norm backward matches the host reference in double", "[gpu]
     ts::synchronize(kCuda);
     std::vector<double> rdx(elems), rdw(cols), rdb(cols);
     ex::layer_norm_bwd_reference(hx, hdy, hw, hmean, hrstd, rdx, rdw, rdb, rows, cols);
-    require_close("dx", ex::compare<ts::half>(dx.to_host(), rdx, 4e-3), 2e-3);
-    require_close("dw", ex::compare<ts::half>(dw.to_host(), rdw, 4e-3), 2e-3);
-    require_close("db", ex::compare<ts::half>(db.to_host(), rdb, 4e-3), 2e-3);
+    check_gradient("dx", dx.to_host(), rdx);
+    check_gradient("dw", dw.to_host(), rdw);
+    check_gradient("db", db.to_host(), rdb);
   }
 }
 
 TEST_CASE("GPU RMSNorm backward matches the host reference in double", "[gpu][norm]") {
-  if (!gpu_present()) return;
   auto dx_kernel = ex::make_rms_norm_bwd_dx();
   auto dw_kernel = ex::make_rms_norm_bwd_dw();
   for (auto [rows, cols] : kShapes) {
@@ -106,13 +106,12 @@ TEST_CASE("GPU RMSNorm backward matches the host reference in double", "[gpu][no
     ts::synchronize(kCuda);
     std::vector<double> rdx(elems), rdw(cols);
     ex::rms_norm_bwd_reference(hx, hdy, hw, hrstd, rdx, rdw, rows, cols);
-    require_close("dx", ex::compare<ts::half>(dx.to_host(), rdx, 4e-3), 2e-3);
-    require_close("dw", ex::compare<ts::half>(dw.to_host(), rdw, 4e-3), 2e-3);
+    check_gradient("dx", dx.to_host(), rdx);
+    check_gradient("dw", dw.to_host(), rdw);
   }
 }
 
 TEST_CASE("GPU online softmax over long rows matches the host reference in double", "[gpu][norm]") {
-  if (!gpu_present()) return;
   auto k = ex::make_online_softmax();
   for (auto [rows, cols] : {Shape{64, 65536}, Shape{16, 262144}, Shape{33, 65536 + 77}, Shape{5, 1000}}) {
     INFO(rows << " x " << cols);
@@ -126,7 +125,9 @@ TEST_CASE("GPU online softmax over long rows matches the host reference in doubl
     ts::synchronize(kCuda);
     std::vector<double> want(hx.size());
     ex::softmax_reference_f64(hx, want, rows, cols);
-    // exp is ex2.approx on the GPU (README, "Math"): a few ulp plus |x - m| * 2^-24 relative.
-    require_close("softmax", ex::compare<float>(out.to_host(), want, 5e-5, 1e-30), 2e-5);
+    // exp is ex2.approx on the GPU (README, "Math"): a few ulp plus |x - m| * 2^-24 relative per
+    // term, and a row's sum adds up to 262144 such terms in f32; so 5e-5 relative per element,
+    // above DESIGN.md's 1e-5 for f32 (every output is positive: no absolute floor).
+    gpu_test::check_close("softmax", out.to_host(), want, gpu_test::Tolerance{5e-5, 1e-30});
   }
 }

@@ -13,18 +13,13 @@
 #include <vector>
 
 #include "backends/cuda/cuda_driver.hpp"
+#include "compare.hpp"
 #include "tests/pipeline/scale_kernel.hpp"
 
 namespace ts = tessera;
 namespace fs = std::filesystem;
 
 namespace {
-
-bool gpu_present() {
-  static bool gpu = ts::default_executor().executor == ts::Executor::Cuda;
-  if (!gpu) WARN("no CUDA GPU: " << ts::default_executor().description);
-  return gpu;
-}
 
 // out = x * tag, a kernel no earlier run has cached (tests/pipeline/scale_kernel.hpp).
 auto make_scale(float tag) { return runtime_test::make_scale(tag, "scale"); }
@@ -39,8 +34,9 @@ struct Data {
     out = ts::Buffer<float>::from_host(std::vector<float>(host.size(), -12345.0f), ts::Executor::Cuda);
   }
   void check(float tag) const {
-    auto r = out.to_host();
-    for (std::size_t i = 0; i < r.size(); ++i) REQUIRE(r[i] == host[i] * tag);
+    std::vector<float> want(host.size());
+    for (std::size_t i = 0; i < host.size(); ++i) want[i] = host[i] * tag;
+    gpu_test::check_equal("x * tag", out.to_host(), want);
   }
 };
 
@@ -64,7 +60,6 @@ fs::path newest_cache_file() {
 }  // namespace
 
 TEST_CASE("GPU: a second kernel object finds the cubin on disk, reports say what was used", "[gpu][runtime]") {
-  if (!gpu_present()) return;
   const float tag = unique_tag();
   const int n = 100003;
   Data d(n);
@@ -94,7 +89,6 @@ TEST_CASE("GPU: a second kernel object finds the cubin on disk, reports say what
 }
 
 TEST_CASE("GPU: PTX published by a warmup for sm_90a is assembled and run by a later process", "[gpu][runtime]") {
-  if (!gpu_present()) return;
   const float tag = unique_tag();
   const int n = 4096;
   Data d(n);
@@ -111,7 +105,6 @@ TEST_CASE("GPU: PTX published by a warmup for sm_90a is assembled and run by a l
 }
 
 TEST_CASE("GPU: a truncated cubin entry is detected and the kernel compiled again", "[gpu][runtime][fault]") {
-  if (!gpu_present()) return;
   const float tag = unique_tag();
   const int n = 5000;
   Data d(n);
@@ -128,7 +121,6 @@ TEST_CASE("GPU: a truncated cubin entry is detected and the kernel compiled agai
 }
 
 TEST_CASE("GPU: maxnreg caps registers, line info and -O0 still run correctly", "[gpu][runtime][options]") {
-  if (!gpu_present()) return;
   const float tag = unique_tag();
   const int n = 77777;
   for (int variant = 0; variant < 3; ++variant) {
@@ -148,7 +140,6 @@ TEST_CASE("GPU: maxnreg caps registers, line info and -O0 still run correctly", 
 }
 
 TEST_CASE("GPU: launches inside CUDA graph capture, a missing specialization is a clear error", "[gpu][runtime][graph]") {
-  if (!gpu_present()) return;
   auto& drv = ts::cuda::CudaDriver::require();
   const auto& f = drv.functions();
   drv.ensure_context();
@@ -181,7 +172,6 @@ TEST_CASE("GPU: launches inside CUDA graph capture, a missing specialization is 
 }
 
 TEST_CASE("GPU: 8 threads launching and compiling one kernel at once", "[gpu][runtime][threads]") {
-  if (!gpu_present()) return;
   const float tag = unique_tag();
   auto k = make_scale(tag);
   const auto compiles_before = ts::runtime_stats().compiles;

@@ -1,6 +1,7 @@
 // GPU tests of reshape, trans, permute, join and split: the same kernels on the GPU and on the
 // interpreter, random inputs, poisoned outputs; the ops only move data, so results must be equal
-// bit for bit. Layouts that replicate elements (tiles smaller than the CTA tile) are included.
+// bit for bit (compare.hpp, compare_bits: the first differing elements are listed). Layouts that
+// replicate elements (tiles smaller than the CTA tile) are included.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.hpp>
 
@@ -9,18 +10,14 @@
 #include <random>
 #include <vector>
 
+#include "compare.hpp"
+
 namespace ts = tessera;
 
 namespace {
 
 constexpr std::uint32_t kSeed = 20261205;
 constexpr ts::Executor kExecs[2] = {ts::Executor::Cuda, ts::Executor::Interpreter};
-
-bool have_gpu() {
-  static bool gpu = ts::default_executor().executor == ts::Executor::Cuda;
-  if (!gpu) WARN("no CUDA GPU: " << ts::default_executor().description);
-  return gpu;
-}
 
 template <class T>
 std::vector<T> random_vector(std::size_t n, std::mt19937& rng) {
@@ -40,11 +37,6 @@ std::vector<T> poison(std::size_t n) {
 template <class T>
 ts::Buffer<T> upload(const std::vector<T>& v, ts::Executor ex) {
   return ts::Buffer<T>::from_host(std::span<const T>(v), ex);
-}
-
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
 template <class T>
@@ -87,7 +79,6 @@ auto make_join_split() {
 }  // namespace
 
 TEMPLATE_TEST_CASE("GPU transpose matches the interpreter", "[gpu][shape]", float, ts::half, std::int8_t, double) {
-  if (!have_gpu()) return;
   using T = TestType;
   auto k = make_transpose<T>();
   std::mt19937 rng(kSeed);
@@ -104,12 +95,11 @@ TEMPLATE_TEST_CASE("GPU transpose matches the interpreter", "[gpu][shape]", floa
       ts::synchronize(kExecs[e]);
       out[e] = dout.to_host();
     }
-    CHECK(same_bits(out[0], out[1]));
+    gpu_test::check_bits("transpose, GPU vs interpreter", out[0], out[1]);
   }
 }
 
 TEST_CASE("GPU reshape + permute matches the interpreter", "[gpu][shape]") {
-  if (!have_gpu()) return;
   auto k = make_permute3();
   std::mt19937 rng(kSeed + 1);
   for (auto [a, b, c, n, warps] : {std::array{2, 4, 8, 100000, 4}, std::array{1, 16, 2, 64, 1}, std::array{8, 1, 4, 33, 2},
@@ -125,12 +115,11 @@ TEST_CASE("GPU reshape + permute matches the interpreter", "[gpu][shape]") {
       ts::synchronize(kExecs[e]);
       out[e] = dout.to_host();
     }
-    CHECK(same_bits(out[0], out[1]));
+    gpu_test::check_bits("reshape + permute, GPU vs interpreter", out[0], out[1]);
   }
 }
 
 TEST_CASE("GPU join and split match the interpreter", "[gpu][shape]") {
-  if (!have_gpu()) return;
   auto k = make_join_split();
   std::mt19937 rng(kSeed + 2);
   for (auto [n, block, warps] : {std::array{77, 32, 4}, std::array{1, 16, 1}, std::array{100000, 256, 8},
@@ -149,8 +138,8 @@ TEST_CASE("GPU join and split match the interpreter", "[gpu][shape]") {
       lo[e] = dlo.to_host();
       hi[e] = dhi.to_host();
     }
-    CHECK(same_bits(ab[0], ab[1]));
-    CHECK(same_bits(lo[0], lo[1]));
-    CHECK(same_bits(hi[0], hi[1]));
+    gpu_test::check_bits("join, GPU vs interpreter", ab[0], ab[1]);
+    gpu_test::check_bits("split (low), GPU vs interpreter", lo[0], lo[1]);
+    gpu_test::check_bits("split (high), GPU vs interpreter", hi[0], hi[1]);
   }
 }
