@@ -1,52 +1,122 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine, in the repository root, after tests/gpu/pack.sh ran here:
-# GPU tests, examples (also under compute-sanitizer), tessera and Triton benchmarks side by side.
-# Prints a short table last. Logs go to $OUT when set.
+# Runs on the GPU machine, in the repository root, after tests/gpu/pack.sh ran here: examples, the
+# GPU tests (tessera_gpu_tests, tessera_random_gpu_tests), examples under compute-sanitizer, and
+# tessera and Triton benchmarks side by side. Prints a short table, then every step that failed,
+# and exits 1 when any did: an example or a test binary that fails, a test binary that skips (exit
+# 77: it found no GPU, which here is a failure), a sanitizer error, a benchmark program that fails.
+# Logs go to $OUT when set.
 set -uo pipefail
 OUT=${OUT:-/tmp/tessera-out}; mkdir -p "$OUT"
-W=/tmp/tessera-pack; rm -rf $W; mkdir -p $W; tar -C $W -xJf .pack/tessera.tar.xz
+FAILED=()
+SKIPPED=()
+fail() { FAILED+=("$1"); echo "FAILED: $1"; }
+
+W=/tmp/tessera-pack; rm -rf $W; mkdir -p $W
+tar -C $W -xJf .pack/tessera.tar.xz || { echo "FAILED: cannot unpack .pack/tessera.tar.xz (run tests/gpu/pack.sh first)"; exit 1; }
 export LD_LIBRARY_PATH=$W/lib:${LD_LIBRARY_PATH:-}
 export PATH=$W/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee $OUT/gpu.txt
+(( PIPESTATUS[0] == 0 )) || fail "nvidia-smi (no GPU or driver?)"
 
 # Examples and tests compile into a disk cache of their own (the benchmarks set theirs).
 export TESSERA_CACHE_DIR=$(mktemp -d)
 echo "== examples on the GPU"
-for e in vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax; do $e || echo "EXAMPLE FAILED: $e"; done 2>&1 | tee $OUT/examples.log
+: > $OUT/examples.log
+for e in vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax; do
+  $e 2>&1 | tee -a $OUT/examples.log
+  rc=${PIPESTATUS[0]}
+  (( rc == 0 )) || fail "example $e (exit $rc)"
+done
 echo "== resources and build times of the layer-norm example (TESSERA_DUMP=resources,times), cold then from disk"
-D=$(mktemp -d); for i in 1 2; do TESSERA_CACHE_DIR=$D TESSERA_DUMP=resources,times CUDA_CACHE_DISABLE=1 layer_norm 2>&1 | grep "^tessera:" | head -4; done
+D=$(mktemp -d)
+for i in 1 2; do
+  TESSERA_CACHE_DIR=$D TESSERA_DUMP=resources,times CUDA_CACHE_DISABLE=1 layer_norm > $OUT/layer_norm_dump.$i.log 2>&1
+  rc=$?
+  grep "^tessera:" $OUT/layer_norm_dump.$i.log | head -4
+  (( rc == 0 )) || fail "example layer_norm with TESSERA_DUMP=resources,times, run $i (exit $rc)"
+done
 tessera-cache --dir $D list | head -3
-echo "== GPU tests"
-tessera_gpu_tests 2>&1 > $OUT/gpu_tests.log; grep -E "FAILED|failed|passed|error" $OUT/gpu_tests.log | head -40
+
+# A test binary: 0 passed; 77 skipped, which on this machine means it saw no GPU: a failure.
+run_tests() {  # name [args...]
+  local name=$1; shift
+  local log=$OUT/$name.log
+  echo "== $name"
+  "$name" "$@" > "$log" 2>&1
+  local rc=$?
+  grep -E "FAILED|SKIPPED|failed|passed|^seed|error" "$log" | head -40
+  case $rc in
+    0) ;;
+    77) fail "$name skipped its tests (exit 77: no GPU found, or a case could not run), see $log" ;;
+    *) fail "$name (exit $rc), see $log" ;;
+  esac
+}
+run_tests tessera_gpu_tests
+if command -v tessera_random_gpu_tests > /dev/null; then
+  run_tests tessera_random_gpu_tests
+else
+  SKIPPED+=("tessera_random_gpu_tests (not in the pack)")
+  echo "SKIPPED: tessera_random_gpu_tests is not in the pack"
+fi
+
 echo "== compute-sanitizer"
-(compute-sanitizer --tool memcheck vector_add 4099 2>&1 | tail -3) | tee $OUT/sanitizer.log
-(compute-sanitizer --tool memcheck broadcast_2d 77 131 2>&1 | tail -3) | tee -a $OUT/sanitizer.log
+: > $OUT/sanitizer.log
+if command -v compute-sanitizer > /dev/null; then
+  for run in "vector_add 4099" "broadcast_2d 77 131"; do
+    compute-sanitizer --tool memcheck --error-exitcode 99 $run > $OUT/sanitizer.tmp 2>&1
+    rc=$?
+    tail -3 $OUT/sanitizer.tmp | tee -a $OUT/sanitizer.log
+    (( rc == 0 )) || fail "compute-sanitizer memcheck $run (exit $rc)"
+  done
+else
+  SKIPPED+=("compute-sanitizer (not installed)")
+  echo "SKIPPED: compute-sanitizer not found"
+fi
 
 echo "== benchmarks"
 export CUDA_CACHE_DISABLE=1
+# A benchmark program: its JSON lines go to a file (its other output too, unless errlog differs),
+# a failure is recorded.
+bench() {  # jsonl errlog label command...
+  local out=$1 err=$2 label=$3; shift 3
+  if [ "$out" = "$err" ]; then "$@" >> "$out" 2>&1; else "$@" >> "$out" 2>> "$err"; fi
+  local rc=$?
+  (( rc == 0 )) || fail "$label (exit $rc), see $err"
+}
 # Two rounds, alternating tessera and Triton, so that clock or thermal drift during the run falls
 # on both sides alike; compare.py keeps each side's best.
 : > $OUT/bench_tessera.jsonl; : > $OUT/bench_triton.jsonl
+T=$OUT/bench_tessera.jsonl; P=$OUT/bench_triton.jsonl
 for round in 1 2; do
-  tessera_bench all >> $OUT/bench_tessera.jsonl 2>&1
-  python3 tests/bench/triton_ref.py all >> $OUT/bench_triton.jsonl 2>&1
+  bench $T $T "tessera_bench all, round $round" tessera_bench all
+  bench $P $P "tests/bench/triton_ref.py all, round $round" python3 tests/bench/triton_ref.py all
 done
 # Cold first calls (empty caches), then disk hits (a fresh process, the cache the cold one filled).
 for k in vector_add layer_norm; do
   for i in 1 2 3; do
     export TESSERA_CACHE_DIR=$(mktemp -d)
-    tessera_bench first_call $k >> $OUT/bench_tessera.jsonl 2>&1
-    tessera_bench first_call $k >> $OUT/bench_tessera.jsonl 2>&1
+    bench $T $T "tessera_bench first_call $k (cold)" tessera_bench first_call $k
+    bench $T $T "tessera_bench first_call $k (disk)" tessera_bench first_call $k
     export TRITON_CACHE_DIR=$(mktemp -d)
-    python3 tests/bench/triton_ref.py first_call $k first_call >> $OUT/bench_triton.jsonl 2>&1
-    python3 tests/bench/triton_ref.py first_call $k disk_hit >> $OUT/bench_triton.jsonl 2>&1
+    bench $P $P "triton_ref.py first_call $k first_call" python3 tests/bench/triton_ref.py first_call $k first_call
+    bench $P $P "triton_ref.py first_call $k disk_hit" python3 tests/bench/triton_ref.py first_call $k disk_hit
   done
 done
 unset TESSERA_CACHE_DIR TRITON_CACHE_DIR
 # Autotuning 8 configs, cold and from the disk (each script uses fresh cache folders).
 export TESSERA_CACHE_DIR=$(mktemp -d)
-tessera_bench_autotune >> $OUT/bench_tessera.jsonl 2>>$OUT/autotune.log
-python3 tests/bench/triton_autotune.py >> $OUT/bench_triton.jsonl 2>>$OUT/autotune.log
+bench $T $OUT/autotune.log "tessera_bench_autotune" tessera_bench_autotune
+bench $P $OUT/autotune.log "tests/bench/triton_autotune.py" python3 tests/bench/triton_autotune.py
 unset TESSERA_CACHE_DIR
 grep -v '^{' $OUT/bench_tessera.jsonl $OUT/bench_triton.jsonl | head -20
 python3 tests/bench/compare.py $OUT/bench_tessera.jsonl $OUT/bench_triton.jsonl | tee $OUT/table.txt
+(( PIPESTATUS[0] == 0 )) || fail "tests/bench/compare.py"
+
+echo
+for s in "${SKIPPED[@]}"; do echo "SKIPPED: $s"; done
+if (( ${#FAILED[@]} > 0 )); then
+  echo "== ${#FAILED[@]} step(s) FAILED:"
+  printf '  %s\n' "${FAILED[@]}" | tee $OUT/failed.txt
+  exit 1
+fi
+echo "== every step passed"
