@@ -4,6 +4,10 @@
 //   // EXPECT:
 //   <the exact output of tessera-opt --no-loc --pass pass1 --pass pass2 ... on the input>
 // Each file runs in-process through the pass registry and once more through the tessera-opt binary.
+// The comment under the RUN line says what the file pins. When a pass changes on purpose,
+// `tests/ir/regenerate.sh [path/to/tessera-opt]` rewrites every expected section from tessera-opt's
+// output; review the result with `git diff tests/ir` (and fix the comments it contradicts) before
+// committing, so that each change to a golden file is a reviewed diff.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
