@@ -201,8 +201,8 @@ TEST_CASE("num_warps that is not a power of two from 1 to 32", "[api][launch][er
 }
 
 TEST_CASE("an unknown meta-parameter names itself and the kernel's source line", "[api][launch][errors]") {
-  int line = 0;
-  auto k = ts::kernel("meta_kernel", [&](ts::Ptr<float> x, ts::Ptr<float> out, ts::Int n) {
+  static int line = 0;  // static: a kernel function captures nothing
+  auto k = ts::kernel("meta_kernel", [](ts::Ptr<float> x, ts::Ptr<float> out, ts::Int n) {
     line = __LINE__; const int block = ts::meta("BLOCK_SIZE");
     auto offs = ts::program_id(0) * block + ts::arange(0, block);
     auto mask = offs < n;
@@ -227,8 +227,8 @@ TEST_CASE("an unknown meta-parameter names itself and the kernel's source line",
 }
 
 TEST_CASE("an unmasked out-of-bounds access through a Buffer names the source line", "[api][launch][errors]") {
-  int line = 0;
-  auto k = ts::kernel("oob_kernel", [&](ts::Ptr<float> x, ts::Ptr<float> out) {
+  static int line = 0;  // static: a kernel function captures nothing
+  auto k = ts::kernel("oob_kernel", [](ts::Ptr<float> x, ts::Ptr<float> out) {
     auto offs = ts::program_id(0) * 64 + ts::arange(0, 64);
     line = __LINE__; auto v = ts::load(x + offs);
     ts::store(out + offs, v);

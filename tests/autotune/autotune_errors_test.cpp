@@ -63,8 +63,8 @@ TEST_CASE("a second autotuner with the same cache folder reads the winner and ti
   CHECK(first->calls == 3);
 
   // As a second process: a fresh kernel object and autotuner (empty memory), the same folder.
-  TraceLog log;
-  auto again = make_add("at_persist", &log);
+  static TraceLog log;
+  auto again = make_add<&log>("at_persist");
   auto second = std::make_shared<FakeTimer>();
   second->script = [](const ts::Config& c) { return std::vector<double>{c.meta[0].second == 128 ? 1.0 : 5.0}; };
   auto tuned = ts::autotune(again, block_configs({32, 64, 128}), {.key = {3}, .timer = second});
@@ -152,8 +152,8 @@ TEST_CASE("a kernel of the same name with an edited body tunes again", "[autotun
 
 TEST_CASE("every config is compiled, on worker threads, before any is timed", "[autotune][parallel]") {
   TestEnv env;
-  TraceLog log;
-  auto add = make_add("at_parallel", &log);
+  static TraceLog log;
+  auto add = make_add<&log>("at_parallel");
   auto timer = std::make_shared<FakeTimer>();
   std::vector<int> traces_at_timing;
   timer->on_measure = [&](const ts::Config&) { traces_at_timing.push_back(log.traces.load()); };

@@ -84,17 +84,21 @@ inline ts::LaunchOptions interp(std::int64_t n) {
   return {.grid = grid_for(n), .executor = ts::Executor::Interpreter};
 }
 
-// out = x + y. Counts traces and the threads they ran on (to see the parallel compile).
+// out = x + y. With a Log, counts traces and the threads they ran on (to see the parallel
+// compile). The log is a template argument (an object of static storage), not a capture: a kernel
+// function captures nothing.
 struct TraceLog {
   std::atomic<int> traces{0};
   std::mutex mutex;
   std::vector<std::thread::id> threads;
 };
-inline auto make_add(const char* name, TraceLog* log = nullptr) {
-  return ts::kernel(name, [log](ts::Ptr<float> x, ts::Ptr<float> y, ts::Ptr<float> out, ts::Int n) {
+template <TraceLog* Log = nullptr>
+auto make_add(const char* name) {
+  return ts::kernel(name, [](ts::Ptr<float> x, ts::Ptr<float> y, ts::Ptr<float> out, ts::Int n) {
     const int block = static_cast<int>(ts::meta("BLOCK"));
     if (block > 1024) throw ts::ProgramError("BLOCK " + std::to_string(block) + " is too large for this kernel");
-    if (log) {
+    if constexpr (Log != nullptr) {
+      TraceLog* log = Log;
       ++log->traces;
       std::lock_guard<std::mutex> lock(log->mutex);
       log->threads.push_back(std::this_thread::get_id());

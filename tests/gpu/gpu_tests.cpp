@@ -219,8 +219,9 @@ TEST_CASE("GPU scans (cumsum, cumprod, max-scan, both axes, reverse) match prefi
           for (auto& v : hx) v = d(rng);
           auto x = ts::Buffer<std::int32_t>::from_host(hx, ts::Executor::Cuda);
           auto out = ts::Buffer<std::int32_t>::from_host(std::vector<std::int32_t>(hx.size(), -99), ts::Executor::Cuda);
-          auto k = scan_test::scan_kernel(kind, axis, reverse);
-          k[{.grid = {1}, .meta = {{"R", rows}, {"C", cols}}, .num_warps = warps, .executor = ts::Executor::Cuda}](x, out);
+          auto k = scan_test::scan_kernel();
+          k[{.grid = {1}, .meta = scan_test::scan_meta(rows, cols, kind, axis, reverse), .num_warps = warps,
+             .executor = ts::Executor::Cuda}](x, out);
           ts::synchronize(ts::Executor::Cuda);
           gpu_test::check_equal("scan", out.to_host(), scan_test::reference(hx, rows, cols, kind, axis, reverse));
         }

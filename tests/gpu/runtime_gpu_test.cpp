@@ -21,8 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// out = x * tag, a kernel no earlier run has cached (tests/pipeline/scale_kernel.hpp).
-auto make_scale(float tag) { return runtime_test::make_scale(tag, "scale"); }
+// out = x * tag, a kernel no earlier run has cached (tests/pipeline/scale_kernel.hpp); the tag is
+// a meta-parameter, given by options() below.
+auto make_scale() { return runtime_test::make_scale("scale"); }
 using runtime_test::unique_tag;
 
 struct Data {
@@ -40,8 +41,9 @@ struct Data {
   }
 };
 
-ts::LaunchOptions options(int n, int block = 256) {
-  return {.grid = {ts::cdiv(n, block)}, .meta = {{"BLOCK", block}}, .num_warps = 4, .executor = ts::Executor::Cuda};
+ts::LaunchOptions options(float tag, int n, int block = 256) {
+  return {.grid = {ts::cdiv(n, block)}, .meta = runtime_test::scale_meta(tag, block), .num_warps = 4,
+          .executor = ts::Executor::Cuda};
 }
 
 fs::path newest_cache_file() {
@@ -63,8 +65,8 @@ TEST_CASE("GPU: a second kernel object finds the cubin on disk, reports say what
   const float tag = unique_tag();
   const int n = 100003;
   Data d(n);
-  auto first = make_scale(tag);
-  const auto r1 = first.warmup(options(n), d.x, d.out, n);
+  auto first = make_scale();
+  const auto r1 = first.warmup(options(tag, n), d.x, d.out, n);
   CHECK_FALSE(r1.from_disk_cache);
   CHECK(r1.registers > 0);
   CHECK(r1.max_threads >= r1.num_threads);
@@ -73,17 +75,17 @@ TEST_CASE("GPU: a second kernel object finds the cubin on disk, reports say what
   CHECK(r1.local_bytes == 0);
   CHECK(r1.times_ms.codegen > 0);
   CHECK(r1.str().find("registers") != std::string::npos);
-  first[options(n)](d.x, d.out, n);
+  first[options(tag, n)](d.x, d.out, n);
   ts::synchronize(ts::Executor::Cuda);
   d.check(tag);
 
-  auto second = make_scale(tag);  // a new kernel object: no in-memory entry, the disk has one
-  const auto r2 = second.warmup(options(n), d.x, d.out, n);
+  auto second = make_scale();  // a new kernel object: no in-memory entry, the disk has one
+  const auto r2 = second.warmup(options(tag, n), d.x, d.out, n);
   CHECK(r2.from_disk_cache);
   CHECK(r2.registers == r1.registers);
   CHECK(r2.times_ms.codegen == 0);
   Data d2(n);
-  second[options(n)](d2.x, d2.out, n);
+  second[options(tag, n)](d2.x, d2.out, n);
   ts::synchronize(ts::Executor::Cuda);
   d2.check(tag);
 }
@@ -92,14 +94,14 @@ TEST_CASE("GPU: PTX published by a warmup for sm_90a is assembled and run by a l
   const float tag = unique_tag();
   const int n = 4096;
   Data d(n);
-  auto builder = make_scale(tag);
-  auto a = builder.warmup("sm_90a", options(n), d.x, d.out, n);
+  auto builder = make_scale();
+  auto a = builder.warmup("sm_90a", options(tag, n), d.x, d.out, n);
   REQUIRE(a.format == "ptx");
-  auto user = make_scale(tag);
-  const auto r = user.warmup(options(n), d.x, d.out, n);
+  auto user = make_scale();
+  const auto r = user.warmup(options(tag, n), d.x, d.out, n);
   CHECK(r.from_disk_cache);
   CHECK(r.times_ms.assemble > 0);  // the PTX went through ptxas here
-  user[options(n)](d.x, d.out, n);
+  user[options(tag, n)](d.x, d.out, n);
   ts::synchronize(ts::Executor::Cuda);
   d.check(tag);
 }
@@ -108,14 +110,14 @@ TEST_CASE("GPU: a truncated cubin entry is detected and the kernel compiled agai
   const float tag = unique_tag();
   const int n = 5000;
   Data d(n);
-  make_scale(tag).warmup(options(n), d.x, d.out, n);
+  make_scale().warmup(options(tag, n), d.x, d.out, n);
   const fs::path file = newest_cache_file();
   REQUIRE(!file.empty());
   fs::resize_file(file, fs::file_size(file) / 3);
-  auto k = make_scale(tag);
-  const auto r = k.warmup(options(n), d.x, d.out, n);
+  auto k = make_scale();
+  const auto r = k.warmup(options(tag, n), d.x, d.out, n);
   CHECK_FALSE(r.from_disk_cache);
-  k[options(n)](d.x, d.out, n);
+  k[options(tag, n)](d.x, d.out, n);
   ts::synchronize(ts::Executor::Cuda);
   d.check(tag);
 }
@@ -125,8 +127,8 @@ TEST_CASE("GPU: maxnreg caps registers, line info and -O0 still run correctly", 
   const int n = 77777;
   for (int variant = 0; variant < 3; ++variant) {
     Data d(n);
-    auto k = make_scale(tag);
-    auto opts = options(n, 1024);
+    auto k = make_scale();
+    auto opts = options(tag, n, 1024);
     if (variant == 0) opts.compile.maxnreg = 24;
     if (variant == 1) opts.compile.line_info = true;
     if (variant == 2) opts.compile.opt_level = 0;
@@ -148,15 +150,15 @@ TEST_CASE("GPU: launches inside CUDA graph capture, a missing specialization is 
   const float tag = unique_tag();
   const int n = 65536;
   Data d(n);
-  auto k = make_scale(tag);
-  auto opts = options(n);
+  auto k = make_scale();
+  auto opts = options(tag, n);
   opts.stream = stream;
   k.warmup(opts, d.x, d.out, n);
 
   REQUIRE(f.cuStreamBeginCapture(stream, ts::cuda::CU_STREAM_CAPTURE_MODE_GLOBAL) == 0);
   k[opts](d.x, d.out, n);  // compiled: recorded into the graph, nothing synchronizes
   auto other = opts;
-  other.meta = {{"BLOCK", 512}};
+  other.meta = runtime_test::scale_meta(tag, 512);
   other.grid = {ts::cdiv(n, 512)};
   CHECK_THROWS_WITH(k[other](d.x, d.out, n), Catch::Contains("capturing a CUDA graph"));
   ts::cuda::CUgraph graph = nullptr;
@@ -173,7 +175,7 @@ TEST_CASE("GPU: launches inside CUDA graph capture, a missing specialization is 
 
 TEST_CASE("GPU: 8 threads launching and compiling one kernel at once", "[gpu][runtime][threads]") {
   const float tag = unique_tag();
-  auto k = make_scale(tag);
+  auto k = make_scale();
   const auto compiles_before = ts::runtime_stats().compiles;
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
@@ -184,7 +186,7 @@ TEST_CASE("GPU: 8 threads launching and compiling one kernel at once", "[gpu][ru
           const int block = 128 << ((t + round) % 4);  // 4 specializations, each wanted by many threads
           const int n = 10000 + 17 * t;
           Data d(n);
-          auto opts = options(n, block);
+          auto opts = options(tag, n, block);
           k[opts](d.x, d.out, n);
           ts::synchronize(ts::Executor::Cuda);
           auto r = d.out.to_host();

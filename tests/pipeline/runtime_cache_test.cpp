@@ -36,13 +36,17 @@ std::size_t count_entries(const std::string& name) {
 
 float* aligned_fake(std::uintptr_t at) { return reinterpret_cast<float*>(at); }  // never dereferenced
 
-const ts::LaunchOptions kOpts{.grid = {1}, .meta = {{"BLOCK", 256}}, .num_warps = 4};
+// The options of one launch of a make_scale kernel with tag `tag`.
+ts::LaunchOptions scale_options(float tag) {
+  return {.grid = {1}, .meta = runtime_test::scale_meta(tag, 256), .num_warps = 4};
+}
 
 }  // namespace
 
 TEST_CASE("warmup for a named target publishes PTX to the disk cache once", "[runtime][cache]") {
   REQUIRE(DiskCache::global().enabled());
-  auto k = make_scale(unique_tag(), "scale_publish");
+  auto k = make_scale("scale_publish");
+  const auto kOpts = scale_options(unique_tag());
   const std::size_t before = count_entries("scale_publish");
   auto a = k.warmup("sm_90a", kOpts, aligned_fake(256), aligned_fake(512), 1024);
   CHECK(a.format == "ptx");
@@ -64,7 +68,8 @@ TEST_CASE("warmup for a named target publishes PTX to the disk cache once", "[ru
 }
 
 TEST_CASE("compile options reach the PTX: line info, maxnreg, bad values are clear errors", "[runtime][options]") {
-  auto k = make_scale(unique_tag(), "scale_options");
+  auto k = make_scale("scale_options");
+  const auto kOpts = scale_options(unique_tag());
   ts::LaunchOptions opts = kOpts;
   opts.compile.line_info = true;
   opts.compile.maxnreg = 40;
@@ -91,7 +96,7 @@ TEST_CASE("compile options reach the PTX: line info, maxnreg, bad values are cle
 }
 
 TEST_CASE("8 processes compiling one kernel into one cache folder at once all succeed", "[runtime][cache][fault]") {
-  const float tag = unique_tag();
+  const auto kOpts = scale_options(unique_tag());
   const std::size_t before = count_entries("scale_processes");
   std::vector<pid_t> children;
   for (int i = 0; i < 8; ++i) {
@@ -100,7 +105,7 @@ TEST_CASE("8 processes compiling one kernel into one cache folder at once all su
     if (pid == 0) {
       int status = 0;
       try {
-        auto k = make_scale(tag, "scale_processes");
+        auto k = make_scale("scale_processes");
         auto a = k.warmup("sm_90a", kOpts, aligned_fake(256), aligned_fake(512), 1024);
         status = a.assembly.find(".entry scale_processes") != std::string::npos ? 0 : 2;
       } catch (...) {
@@ -122,7 +127,8 @@ TEST_CASE("8 processes compiling one kernel into one cache folder at once all su
 }
 
 TEST_CASE("a truncated or garbage cache entry is replaced by a fresh compile", "[runtime][cache][fault]") {
-  auto k = make_scale(unique_tag(), "scale_corrupt");
+  auto k = make_scale("scale_corrupt");
+  const auto kOpts = scale_options(unique_tag());
   auto files = [] {
     std::set<std::string> out;
     for (const auto& info : DiskCache::global().list()) out.insert(info.file);

@@ -10,14 +10,17 @@
 namespace scan_test {
 namespace ts = tessera;
 
-// out[i, j] = scan of x along `axis` of an R x C tile (row-major), reverse or not; kind 0 cumsum,
-// 1 cumprod, 2 associative_scan with max, 3 and 4 associative_scan with "last non-zero" and
-// "first non-zero": associative but not commutative, so that any step that combines in the
-// wrong order (lanes, warps, repetitions, reverse) gives a wrong answer.
+// out[i, j] = scan of x along axis AXIS of an R x C tile (row-major), reverse when REVERSE is 1;
+// KIND 0 cumsum, 1 cumprod, 2 associative_scan with max, 3 and 4 associative_scan with "last
+// non-zero" and "first non-zero": associative but not commutative, so that any step that combines
+// in the wrong order (lanes, warps, repetitions, reverse) gives a wrong answer. All five are
+// meta-parameters (scan_meta), since a kernel function captures nothing.
 inline constexpr int kScanKinds = 5;
-inline auto scan_kernel(int kind, int axis, bool reverse) {
-  return ts::kernel("scan2d", [=](ts::Ptr<std::int32_t> x, ts::Ptr<std::int32_t> out) {
+inline auto scan_kernel() {
+  return ts::kernel("scan2d", [](ts::Ptr<std::int32_t> x, ts::Ptr<std::int32_t> out) {
     const int R = static_cast<int>(ts::meta("R")), C = static_cast<int>(ts::meta("C"));
+    const int kind = static_cast<int>(ts::meta("KIND")), axis = static_cast<int>(ts::meta("AXIS"));
+    const bool reverse = ts::meta("REVERSE") != 0;
     auto offs = ts::arange(0, R).col() * C + ts::arange(0, C).row();
     auto v = ts::load(x + offs);
     ts::Tile<std::int32_t> r;
@@ -28,6 +31,9 @@ inline auto scan_kernel(int kind, int axis, bool reverse) {
     else r = ts::associative_scan(v, axis, [](ts::Tile<std::int32_t> a, ts::Tile<std::int32_t> b) { return ts::where(a != 0, a, b); }, reverse);
     ts::store(out + offs, r);
   });
+}
+inline ts::MetaValues scan_meta(int rows, int cols, int kind, int axis, bool reverse) {
+  return {{"R", rows}, {"C", cols}, {"KIND", kind}, {"AXIS", axis}, {"REVERSE", reverse ? 1 : 0}};
 }
 
 inline std::vector<std::int32_t> reference(const std::vector<std::int32_t>& x, int rows, int cols, int kind, int axis, bool reverse) {

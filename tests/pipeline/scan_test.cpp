@@ -24,9 +24,9 @@ TEST_CASE("scans match prefix loops on the interpreter and compile for sm_90a", 
           INFO(rows << " x " << cols << ", " << warps << " warps, kind " << kind << ", axis " << axis << ", reverse " << reverse);
           std::vector<std::int32_t> x(static_cast<std::size_t>(rows) * cols), out(x.size(), -99);
           for (auto& v : x) v = d(rng);
-          auto k = scan_kernel(kind, axis, reverse);
-          const ts::LaunchOptions opts{.grid = {1}, .meta = {{"R", rows}, {"C", cols}}, .num_warps = warps,
-                                       .executor = ts::Executor::Interpreter};
+          auto k = scan_kernel();
+          const ts::LaunchOptions opts{.grid = {1}, .meta = scan_test::scan_meta(rows, cols, kind, axis, reverse),
+                                       .num_warps = warps, .executor = ts::Executor::Interpreter};
           k[opts](x, out);
           CHECK(out == reference(x, rows, cols, kind, axis, reverse));
           std::vector<ts::ArgValue> args{ts::ArgValue::pointer(x.data(), ts::DType::I32),

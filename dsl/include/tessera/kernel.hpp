@@ -57,6 +57,11 @@ struct Signature<R (C::*)(A...)> : Signature<R (*)(A...)> {};
 template <class F>
 concept NonGenericCallable = requires { &F::operator(); } || std::is_function_v<std::remove_pointer_t<F>>;
 
+// A kernel function holds no state: a captureless lambda (an empty class) or a plain function.
+template <class F>
+inline constexpr bool stateless_kernel_function = std::is_empty_v<F> || std::is_function_v<F> ||
+                                                   (std::is_pointer_v<F> && std::is_function_v<std::remove_pointer_t<F>>);
+
 }  // namespace detail
 
 template <class... Params>
@@ -169,6 +174,16 @@ auto kernel(std::string name, F f, const std::source_location& where = std::sour
   static_assert(detail::NonGenericCallable<F>,
                 "tessera::kernel: the kernel function must have one non-template call operator "
                 "(no `auto` parameters): its parameter types are the kernel's signature");
+  // Captured state would be read once per specialization, when the body is traced, and never
+  // again: a later launch would silently compute with the old value. So a kernel function captures
+  // nothing, and everything it depends on reaches it as an argument or a meta-parameter, both of
+  // which are part of the specialization (README, "Tracing").
+  static_assert(detail::stateless_kernel_function<F>,
+                "tessera::kernel: the kernel function must not capture anything (write `[]`, not `[&]`, `[=]` "
+                "or `[x]`): its body is traced once per specialization, so a captured variable that changes "
+                "later would be silently ignored by later launches; pass the value as a kernel argument "
+                "(ts::Int, ts::Float, ...) or as a meta-parameter (ts::meta(\"NAME\") with .meta = "
+                "{{\"NAME\", value}} in the launch), which are part of the specialization");
   using Params = typename detail::Signature<std::remove_pointer_t<F>>::params;
   return detail::KernelFor<F, Params>::make(std::move(name), std::move(f), where);
 }
