@@ -72,14 +72,19 @@ Tile<T> atomic_rmw(const Tile<Pointer<T>>& ptr, const V& val, const Tile<bool>* 
                   "convert it with .to<T>()");                                                             \
     return detail::atomic_rmw<detail::AtomicOp::OP, T>(ptr, val, nullptr, sem, scope, loc);                \
   }                                                                                                        \
-  template <class T, class V>                                                                              \
-  Tile<T> name(const Ptr<T>& ptr, const V& val, const Mask& mask, Sem sem = Sem::AcqRel,                   \
+  template <class T, class V, class M>                                                                     \
+  Tile<T> name(const Ptr<T>& ptr, const V& val, const Tile<M>& mask, Sem sem = Sem::AcqRel,                \
                Scope scope = Scope::Gpu, const Loc& loc = Loc::current()) {                                \
     static_assert(detail::atomic_supported<detail::AtomicOp::OP, T>, "tessera::" #name " supports " types); \
     static_assert(detail::atomic_value<T, V>,                                                              \
                   "tessera::" #name ": the value must be a C++ number or a tile of the pointee type; "     \
                   "convert it with .to<T>()");                                                             \
-    return detail::atomic_rmw<detail::AtomicOp::OP, T>(ptr, val, &mask, sem, scope, loc);                  \
+    static_assert(std::is_same_v<M, bool>,                                                                 \
+                  "tessera::" #name ": the mask must be a Tile<bool>; compare to make one, e.g. offs < n"); \
+    if constexpr (std::is_same_v<M, bool>)                                                                 \
+      return detail::atomic_rmw<detail::AtomicOp::OP, T>(ptr, val, &mask, sem, scope, loc);                \
+    else                                                                                                   \
+      return {};                                                                                           \
   }
 TESSERA_ATOMIC_RMW(atomic_add, Add, "int32_t, uint32_t, int64_t, float, double, half and bfloat16 elements")
 TESSERA_ATOMIC_RMW(atomic_max, Max, "int32_t, uint32_t, int64_t, float and double elements")

@@ -164,33 +164,42 @@ std::pair<Tile<T>, Tile<T>> split(const Tile<T>& x, const Loc& loc = Loc::curren
 }
 
 // Loads the elements `ptr` points to; masked-off lanes are not accessed and give `other` (0).
+// The mask is a Tile<bool> (a template here only so that another tile gets a clear message).
+// Through a scalar pointer the mask and `other` must be scalars too (as in Triton).
 template <class T>
 Tile<T> load(const Ptr<T>& ptr, const Loc& loc = Loc::current()) {
   return Tile<T>(detail::emit_load(ptr.ir_value(loc), nullptr, nullptr, loc), loc);
 }
-template <class T>
-Tile<T> load(const Ptr<T>& ptr, const Mask& mask, const Loc& loc = Loc::current()) {
+template <class T, class M>
+Tile<T> load(const Ptr<T>& ptr, const Tile<M>& mask, const Loc& loc = Loc::current()) {
+  static_assert(std::is_same_v<M, bool>,
+                "tessera::load: the mask must be a Tile<bool>; compare to make one, e.g. offs < n or x != 0");
   return Tile<T>(detail::emit_load(ptr.ir_value(loc), mask.ir_value(loc), nullptr, loc), loc);
 }
-template <class T, class O>
-Tile<T> load(const Ptr<T>& ptr, const Mask& mask, const O& other, const Loc& loc = Loc::current()) {
+template <class T, class M, class O>
+Tile<T> load(const Ptr<T>& ptr, const Tile<M>& mask, const O& other, const Loc& loc = Loc::current()) {
+  static_assert(std::is_same_v<M, bool>,
+                "tessera::load: the mask must be a Tile<bool>; compare to make one, e.g. offs < n or x != 0");
   static_assert(CppScalar<O> || std::is_same_v<O, Tile<T>>,
                 "tessera::load: `other` must be a C++ number or a tile of the pointee type");
   ir::Value* o = detail::operand_value(other, dtype_of<T>, {}, loc);
   return Tile<T>(detail::emit_load(ptr.ir_value(loc), mask.ir_value(loc), o, loc), loc);
 }
 
-// Stores `value` (broadcast to the pointer's shape) where `mask` holds.
+// Stores `value` (broadcast to the pointer's shape) where `mask` (a Tile<bool>) holds. Through a
+// scalar pointer the value and the mask must be scalars: every lane would write the one address.
 template <class T, class V>
 void store(const Ptr<T>& ptr, const V& value, const Loc& loc = Loc::current()) {
   static_assert(CppScalar<V> || std::is_same_v<V, Tile<T>>,
                 "tessera::store: the value's element type must be the pointer's pointee; convert it with .to<T>()");
   detail::emit_store(ptr.ir_value(loc), detail::operand_value(value, dtype_of<T>, {}, loc), nullptr, loc);
 }
-template <class T, class V>
-void store(const Ptr<T>& ptr, const V& value, const Mask& mask, const Loc& loc = Loc::current()) {
+template <class T, class V, class M>
+void store(const Ptr<T>& ptr, const V& value, const Tile<M>& mask, const Loc& loc = Loc::current()) {
   static_assert(CppScalar<V> || std::is_same_v<V, Tile<T>>,
                 "tessera::store: the value's element type must be the pointer's pointee; convert it with .to<T>()");
+  static_assert(std::is_same_v<M, bool>,
+                "tessera::store: the mask must be a Tile<bool>; compare to make one, e.g. offs < n or x != 0");
   detail::emit_store(ptr.ir_value(loc), detail::operand_value(value, dtype_of<T>, {}, loc), mask.ir_value(loc), loc);
 }
 

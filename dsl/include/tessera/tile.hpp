@@ -3,6 +3,7 @@
 // "slot", so that the tracer sees reads of and assignments to it inside for_range/if_ bodies and
 // turns reassigned outer variables into loop-carried values (dsl/src/variables.cpp explains how).
 #pragma once
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -41,6 +42,22 @@ class Tile : public detail::TileOperators<T> {
   }
   Tile& operator=(Tile&& o) { return *this = static_cast<const Tile&>(o); }
   ~Tile() = default;
+
+  // A tile has no C++ truth value: it is a symbolic value of the kernel being traced, known only
+  // when the kernel runs. `if (tile)`, `while (tile)`, `tile ? a : b` and `static_cast<bool>(tile)`
+  // pick this conversion and stop with the message below (a deleted function could not say it
+  // before C++26). It is explicit, so it takes part in no implicit conversion, and a template, so
+  // that the static_assert fires only where it is used.
+  template <class B>
+    requires std::same_as<B, bool>
+  explicit operator B() const {
+    static_assert(detail::always_false<B>,
+                  "tessera: a tile has no C++ truth value while the kernel is traced (if (tile), while (tile), "
+                  "tile ? a : b): branch on a scalar mask with ts::if_(cond, [&] { ... }), choose per element "
+                  "with ts::where(mask, a, b), or decide on C++ values such as ts::meta(\"BLOCK\") with a plain "
+                  "C++ if");
+    return false;
+  }
 
   // The current IR value of this variable, as seen from the region being traced.
   ir::Value* ir_value(const Loc& loc = Loc::current()) const { return detail::slot_read(slot_, loc); }

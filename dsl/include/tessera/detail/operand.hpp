@@ -47,6 +47,14 @@ using elem_t = typename OperandTraits<std::remove_cvref_t<X>>::elem;
 template <class X>
 concept Operand = requires { typename elem_t<X>; };
 
+// The result type of a refusal: an overload that exists only to stop a misuse (pointer + float,
+// ptr * 2, ...) with a static_assert saying what to write instead (detail/operators.hpp).
+struct Refused {};
+
+// false, but only once T is known: a static_assert on it fires when its template is instantiated.
+template <class...>
+inline constexpr bool always_false = false;
+
 // The element type an operation on numeric operands X and Y computes in; no `type` (a soft
 // substitution failure) when either is not numeric.
 template <class X, class Y>
@@ -118,5 +126,27 @@ concept MaskOperands = detail::Operand<X> && detail::Operand<Y> && std::same_as<
 template <class P, class I>
 concept PointerPlusInteger = detail::is_tile<P> && detail::Operand<I> && PointerOffset<detail::elem_t<P>, detail::elem_t<I>> &&
                              !std::same_as<std::remove_cvref_t<I>, bool>;
+
+// The misuses that operators.hpp refuses with a message, each the exact complement of what the
+// valid overloads accept for tiles and C++ numbers (so a refusal never competes with them).
+template <class X>
+concept PointerOperand = detail::Operand<X> && PointerElement<detail::elem_t<X>>;
+template <class X, class Y>
+concept PointerInvolved = detail::Operand<X> && detail::Operand<Y> && (PointerOperand<X> || PointerOperand<Y>);
+// x + y with a pointer that is not pointer + integer or integer + pointer.
+template <class X, class Y>
+concept PointerSumMisuse = PointerInvolved<X, Y> && !PointerPlusInteger<X, Y> && !PointerPlusInteger<Y, X>;
+// x - y with a pointer that is not pointer - integer.
+template <class X, class Y>
+concept PointerDifferenceMisuse = PointerInvolved<X, Y> && !PointerPlusInteger<X, Y>;
+// Bitwise ops or shifts on numbers where one is not an integer (a float; a mask for shifts).
+template <class X, class Y>
+concept BitwiseOnNonIntegers = NumericOperands<X, Y> && !IntegerOperands<X, Y>;
+template <class X, class Y>
+concept ShiftOfNonIntegers = NumericOperands<X, Y> && !ShiftOperands<X, Y>;
+// && or || where the operands are not two masks.
+template <class X, class Y>
+concept LogicOnNonMasks = detail::Operand<X> && detail::Operand<Y> &&
+                          !(detail::is_tile<X> && detail::is_tile<Y> && MaskOperands<X, Y>);
 
 }  // namespace tessera

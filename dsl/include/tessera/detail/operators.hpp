@@ -2,13 +2,83 @@
 // argument-dependent lookup on a Tile, and written with a non-deduced `At<T>` parameter so that
 // the conversion to it captures the operator's source location.
 //
-// Each operator is constrained by a named concept instead of asserting in its body: a misuse such
-// as `ptr + 1.5f` then has no viable overload (testable with a requires-expression), and the
-// compiler's notes name the failed requirement (PointerPlusInteger, NumericOperands, ...).
+// Each operator is constrained by a named concept instead of asserting in its body, so that the
+// valid overloads never compete. A misuse of tiles and C++ numbers (`ptr + 1.5f`, `ptr * 2`,
+// `int_tile && m`, `ptr < x`) then meets a refusal: an overload constrained to exactly that misuse
+// (operand.hpp: PointerSumMisuse, ...) whose body is a static_assert saying what to write instead.
+// Without one the compiler lists every candidate operator with its failed constraint, which reads
+// as noise. A refusal's return type is deduced, so that the compiler instantiates its body, and
+// prints the message, where the misuse is written: before any error that the use of its result
+// (a Refused) causes. For the same reason a requires-expression or decltype that names a misuse
+// is an error too, with the same message: tests/unit/compile_fail/ checks each message.
+// Operands that are neither tiles nor C++ numbers (a string, a raw C++ pointer) have no overload.
 #pragma once
+#include <cstdint>
+
 #include "tessera/detail/operand.hpp"
 
 namespace tessera::detail {
+
+enum class Refusal : std::uint8_t { Sum, Difference, Arithmetic, Bitwise, Shift, Compare, Logic };
+
+// The body of every refused operator: exactly one static_assert below fires, the one that names
+// the misuse of operands X and Y.
+template <Refusal R, class X, class Y>
+auto refuse() {
+  constexpr bool px = PointerOperand<X>, py = PointerOperand<Y>;
+  using Other = elem_t<std::conditional_t<px, Y, X>>;  // the operand next to the pointer
+  if constexpr (R == Refusal::Logic)
+    static_assert(always_false<X>,
+                  "tessera: && and || combine two masks (Tile<bool>): make masks by comparing (x != 0); for "
+                  "integer bits use & | ^; for C++ bools use a plain C++ condition");
+  else if constexpr (R == Refusal::Compare)
+    static_assert(always_false<X>,
+                  "tessera: pointers cannot be compared (with a number or another pointer); compare the integer "
+                  "offsets instead, e.g. offs < n");
+  else if constexpr ((R == Refusal::Sum || R == Refusal::Difference) && px && py)
+    static_assert(always_false<X>,
+                  "tessera: two pointers cannot be added or subtracted; add an integer offset to one of them: p + i");
+  else if constexpr (R == Refusal::Difference && !px)
+    static_assert(always_false<X>,
+                  "tessera: `offset - pointer` has no meaning; subtract the offset from the pointer: p - i");
+  else if constexpr ((R == Refusal::Sum || R == Refusal::Difference) && std::same_as<Other, bool>)
+    static_assert(always_false<X>,
+                  "tessera: a mask is not a pointer offset; convert it with .to<std::int32_t>(), or choose the "
+                  "offset with ts::where(mask, i, j)");
+  else if constexpr (R == Refusal::Sum || R == Refusal::Difference)
+    static_assert(always_false<X>,
+                  "tessera: a pointer offset must be an integer, not a float; convert a float tile first, "
+                  "p + i.to<std::int32_t>(), and write a C++ offset as an integer");
+  else if constexpr (px || py)
+    static_assert(always_false<X>,
+                  "tessera: a pointer takes only + and - with an integer offset; scale the offset, not the "
+                  "pointer: p + i * stride");
+  else if constexpr (R == Refusal::Bitwise)
+    static_assert(always_false<X>,
+                  "tessera: & | ^ need integer or mask operands, not floats; convert with .to<std::int32_t>(), "
+                  "or compare floats to get masks");
+  else
+    static_assert(always_false<X>, "tessera: << and >> shift integers; convert the operand with .to<std::int32_t>()");
+  return Refused{};
+}
+
+// The two forms of a refused binary operator `sym` (tile first; C++ number first).
+#define TESSERA_REFUSED_OPERATOR(sym, MISUSE, REFUSAL)                                              \
+  template <class Y>                                                                                \
+    requires MISUSE<Tile<T>, Y>                                                                     \
+  friend auto operator sym(At<T>, const Y&) {                                                       \
+    return refuse<Refusal::REFUSAL, Tile<T>, Y>();                                                  \
+  }                                                                                                 \
+  template <CppScalar S>                                                                            \
+    requires MISUSE<S, Tile<T>>                                                                     \
+  friend auto operator sym(S, At<T>) {                                                              \
+    return refuse<Refusal::REFUSAL, S, Tile<T>>();                                                  \
+  }
+
+template <class X, class Y>
+concept BitwiseMisuse = PointerInvolved<X, Y> || BitwiseOnNonIntegers<X, Y>;
+template <class X, class Y>
+concept ShiftMisuse = PointerInvolved<X, Y> || ShiftOfNonIntegers<X, Y>;
 
 // Tile<bool>, spelled so that it depends on T: a mask-returning operator of TileOperators<bool>
 // would otherwise name Tile<bool> while that class is still being defined.
@@ -47,6 +117,14 @@ struct TileOperators {
   TESSERA_NUMERIC_OPERATOR(<<, Shl, ShiftOperands)
   TESSERA_NUMERIC_OPERATOR(>>, Shr, ShiftOperands)
 #undef TESSERA_NUMERIC_OPERATOR
+  TESSERA_REFUSED_OPERATOR(*, PointerInvolved, Arithmetic)
+  TESSERA_REFUSED_OPERATOR(/, PointerInvolved, Arithmetic)
+  TESSERA_REFUSED_OPERATOR(%, PointerInvolved, Arithmetic)
+  TESSERA_REFUSED_OPERATOR(&, BitwiseMisuse, Bitwise)
+  TESSERA_REFUSED_OPERATOR(|, BitwiseMisuse, Bitwise)
+  TESSERA_REFUSED_OPERATOR(^, BitwiseMisuse, Bitwise)
+  TESSERA_REFUSED_OPERATOR(<<, ShiftMisuse, Shift)
+  TESSERA_REFUSED_OPERATOR(>>, ShiftMisuse, Shift)
 
   // + and - on numbers, and pointer arithmetic: ptr + int, int + ptr, ptr - int.
 #define TESSERA_ADDITIVE_OPERATOR(sym, KIND, SUBTRACT)                                                \
@@ -88,6 +166,8 @@ struct TileOperators {
   friend Tile<T> operator+(S offset, At<T> p) {
     return add_pointer(p.tile, offset, false, p.loc);
   }
+  TESSERA_REFUSED_OPERATOR(+, PointerSumMisuse, Sum)
+  TESSERA_REFUSED_OPERATOR(-, PointerDifferenceMisuse, Difference)
 
   // Comparisons give masks (Tile<bool>); the operands compare in their promoted type.
 #define TESSERA_COMPARE_OPERATOR(sym, KIND)                                                           \
@@ -113,6 +193,12 @@ struct TileOperators {
   TESSERA_COMPARE_OPERATOR(>, Gt)
   TESSERA_COMPARE_OPERATOR(>=, Ge)
 #undef TESSERA_COMPARE_OPERATOR
+  TESSERA_REFUSED_OPERATOR(==, PointerInvolved, Compare)
+  TESSERA_REFUSED_OPERATOR(!=, PointerInvolved, Compare)
+  TESSERA_REFUSED_OPERATOR(<, PointerInvolved, Compare)
+  TESSERA_REFUSED_OPERATOR(<=, PointerInvolved, Compare)
+  TESSERA_REFUSED_OPERATOR(>, PointerInvolved, Compare)
+  TESSERA_REFUSED_OPERATOR(>=, PointerInvolved, Compare)
 
   // Logic on masks. Both sides are always evaluated (they are tiles, not C++ conditions).
   template <class U>
@@ -125,10 +211,22 @@ struct TileOperators {
   friend MaskTile<T> operator||(At<T> a, const Tile<U>& b) {
     return binary<bool, bool>(BinOp::Or, a.tile, b, a.loc);
   }
-  friend MaskTile<T> operator!(At<T> a)
+  TESSERA_REFUSED_OPERATOR(&&, LogicOnNonMasks, Logic)
+  TESSERA_REFUSED_OPERATOR(||, LogicOnNonMasks, Logic)
+  // `!` takes the tile itself, not an At<T> that would record the user's line: Tile's explicit
+  // conversion to bool (tile.hpp, which refuses `if (tile)`) makes the built-in `!` a candidate,
+  // and only an exact match beats it. So the op is stamped with this line, not the user's.
+  friend MaskTile<T> operator!(const Tile<T>& a)
     requires std::same_as<T, bool>
   {
-    return MaskTile<T>(emit_unary(UnOp::Not, a.tile.ir_value(a.loc), a.loc), a.loc);
+    const Loc loc = Loc::current();
+    return MaskTile<T>(emit_unary(UnOp::Not, a.ir_value(loc), loc), loc);
+  }
+  friend auto operator!(const Tile<T>&)
+    requires(!std::same_as<T, bool>)
+  {
+    static_assert(always_false<T>, "tessera: ! negates a mask (Tile<bool>); for a number compare it instead: x == 0");
+    return Refused{};
   }
   friend Tile<T> operator~(At<T> a)
     requires IntegerOrBool<T>
@@ -139,6 +237,11 @@ struct TileOperators {
     requires Numeric<T>
   {
     return Tile<T>(emit_unary(UnOp::Neg, a.tile.ir_value(a.loc), a.loc), a.loc);
+  }
+  friend auto operator-(At<T>)
+    requires PointerElement<T>
+  {
+    return refuse<Refusal::Arithmetic, Tile<T>, Tile<T>>();
   }
   friend Tile<T> operator+(At<T> a)
     requires Numeric<T>
@@ -151,10 +254,12 @@ struct TileOperators {
   template <class Y>                                                                                \
     requires requires(const Tile<T>& x, const Y& y) { x op y; }                                     \
   friend Tile<T>& operator sym(AtMut<T> x, const Y& y) {                                            \
-    auto r = At<T>(x.tile, x.loc) op y;                                                                        \
-    static_assert(std::is_same_v<decltype(r), Tile<T>>,                                             \
-                  "tessera: `x op= y` would change x's element type; write x = (x op y).to<T>()");  \
-    x.tile = r;                                                                                     \
+    auto r = At<T>(x.tile, x.loc) op y;                                                             \
+    if constexpr (!std::is_same_v<decltype(r), Refused>) { /* a refusal has said why already */   \
+      static_assert(std::is_same_v<decltype(r), Tile<T>>,                                           \
+                    "tessera: `x op= y` would change x's element type; write x = (x op y).to<T>()"); \
+      x.tile = r;                                                                                   \
+    }                                                                                               \
     return x.tile;                                                                                  \
   }
   TESSERA_COMPOUND_OPERATOR(+=, +)
@@ -167,5 +272,7 @@ struct TileOperators {
   TESSERA_COMPOUND_OPERATOR(^=, ^)
 #undef TESSERA_COMPOUND_OPERATOR
 };
+
+#undef TESSERA_REFUSED_OPERATOR
 
 }  // namespace tessera::detail
