@@ -63,6 +63,7 @@ Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& what, c
     r[i] = a[i] == 1 ? b[i] : a[i];
   }
   if (!ok) program_error(loc, fmt::format("shape mismatch in '{}': {} vs {}", what, shape_str(a), shape_str(b)));
+  check_tile_shape(r, fmt::format("'{}' of {} and {}", what, shape_str(a), shape_str(b)), loc);
   return r;
 }
 

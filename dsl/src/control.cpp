@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <string>
+#include <variant>
 
 #include "dsl/src/trace_state.hpp"
 #include "tessera/control.hpp"
@@ -67,11 +70,53 @@ std::vector<Assigned> trace_branch(TraceState& st, ir::Block* block, const std::
   return out;
 }
 
+// The value of a scalar integer constant, if `v` is one (a C++ bound, or a tile made by ts::full).
+std::optional<std::int64_t> constant_int(const ir::Value* v) {
+  if (v->def == nullptr || v->def->kind != ir::OpKind::Constant || v->type.is_tile() || !ir::is_int(v->type.dtype))
+    return std::nullopt;
+  const auto it = v->def->attrs.find("value");
+  if (it == v->def->attrs.end()) return std::nullopt;
+  if (const auto* i = std::get_if<std::int64_t>(&it->second)) return *i;
+  return std::nullopt;
+}
+
+// A bound as written in an error: its value when it is a constant, else its name.
+std::string bound_str(const std::optional<std::int64_t>& v, const char* name) { return v ? std::to_string(*v) : name; }
+
+// Refuses the loops that trace-time constants show to be mistakes. A step of 0 never moves the
+// counter. And the counter is an i32 that takes lb, lb + step, ... while it is below ub (above,
+// for a negative step): when lb, ub and step are all constants and the step after the last
+// iteration would pass INT32_MAX (INT32_MIN), the bounds were written against the end of i32,
+// which is refused at the user's line. With a bound known only at run time the loop is left to
+// the lowering and the interpreter, which end it where the counter would wrap (README, "Errors
+// and limits"), and report a step of 0.
+void check_loop_bounds(const ir::Value* lb, const ir::Value* ub, const ir::Value* step, const Loc& loc) {
+  const auto l = constant_int(lb), u = constant_int(ub), s = constant_int(step);
+  const std::string loop =
+      fmt::format("for_range({}, {}, {})", bound_str(l, "lb"), bound_str(u, "ub"), bound_str(s, "step"));
+  if (s && *s == 0)
+    program_error(loc, fmt::format("{}: the step is 0, so the loop would never end; give a positive or negative step",
+                                   loop));
+  if (!l || !u || !s || lb->type.dtype != DType::I32) return;
+  constexpr std::int64_t lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max();
+  // The last value the counter takes (bounds fit in i32, so none of this overflows int64).
+  std::int64_t last;
+  if (*s > 0 && *l < *u) last = *l + (*u - 1 - *l) / *s * *s;
+  else if (*s < 0 && *l > *u) last = *l - (*l - 1 - *u) / -*s * -*s;
+  else return;  // no iteration at all
+  const std::int64_t next = last + *s;
+  if (next > hi || next < lo)
+    program_error(loc, fmt::format("{}: after its last iteration (i = {}) the i32 loop counter would step to {}, past "
+                                   "{}; keep ub + step within i32", loop, last, next, next > hi ? hi : lo));
+}
+
 }  // namespace
 
 void trace_for(ir::Value* lb, ir::Value* ub, ir::Value* step, const std::function<void(ir::Value* iv)>& body,
                const Loc& loc) {
   TraceState& st = current_state(loc);
+  check_region_depth(st, "for_range", loc);
+  check_loop_bounds(lb, ub, step, loc);
   ir::Builder& b = builder_at(loc);
   const ir::SourceLoc where = b.loc();
   ir::Block* outer_block = b.block();
@@ -112,6 +157,7 @@ void trace_for(ir::Value* lb, ir::Value* ub, ir::Value* step, const std::functio
 void trace_if(ir::Value* cond, const std::function<void()>& then_body, const std::function<void()>* else_body,
               const Loc& loc) {
   TraceState& st = current_state(loc);
+  check_region_depth(st, "if_", loc);
   if (cond->type.is_tile() || cond->type.dtype != DType::I1)
     program_error(loc, fmt::format("if_ needs a scalar condition (i1), got {}; reduce the mask or use where()",
                                    ir::to_string(cond->type)));

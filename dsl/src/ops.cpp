@@ -67,14 +67,8 @@ OpKind unary_kind(UnOp op) {
 
 bool is_power_of_two(std::int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
-// Triton requires every tile dimension to be a power of two.
-void check_dims(const Shape& shape, const char* what, const Loc& loc) {
-  for (auto d : shape)
-    if (!is_power_of_two(d))
-      program_error(loc, fmt::format("{}: every dimension must be a positive power of two, got {}", what, shape_str(shape)));
-}
-
 // The shape two operands broadcast to: equal ranks with equal dims or a dim of 1, or a scalar.
+// Broadcasting <N x 1> against <1 x M> makes N * M elements, which may pass the tile limit.
 Shape broadcast_shape(const Shape& a, const Shape& b, const char* what, const Loc& loc) {
   if (a.empty()) return b;
   if (b.empty()) return a;
@@ -87,6 +81,7 @@ Shape broadcast_shape(const Shape& a, const Shape& b, const char* what, const Lo
       program_error(loc, fmt::format("shape mismatch in '{}': {} vs {}", what, shape_str(a), shape_str(b)));
     r[i] = a[i] == 1 ? b[i] : a[i];
   }
+  check_tile_shape(r, fmt::format("'{}' of {} and {}", what, shape_str(a), shape_str(b)), loc);
   return r;
 }
 
@@ -185,7 +180,7 @@ ir::Value* emit_expand_dims(ir::Value* a, int axis, const Loc& loc) {
 }
 
 ir::Value* emit_broadcast_to(ir::Value* a, const Shape& shape, const Loc& loc) {
-  check_dims(shape, "broadcast_to", loc);
+  check_tile_shape(shape, "broadcast_to", loc);
   const Shape& from = a->type.shape;
   bool ok = from.empty() || from.size() == shape.size();
   for (std::size_t i = 0; ok && !from.empty() && i < from.size(); ++i) ok = from[i] == shape[i] || from[i] == 1;
@@ -216,16 +211,40 @@ ir::Value* emit_arange(std::int64_t start, std::int64_t end, const Loc& loc) {
                                    start, end, end - start));
   if (!int_fits(DType::I32, start) || !int_fits(DType::I32, end))
     program_error(loc, fmt::format("arange({}, {}): bounds must fit in i32", start, end));
+  check_tile_shape({end - start}, fmt::format("arange({}, {})", start, end), loc);
   return builder_at(loc).create1(OpKind::Arange, {}, ir::Type::scalar(DType::I32).with_shape({end - start}),
                                  {{"start", start}, {"end", end}});
 }
 
 ir::Value* emit_full(const Shape& shape, DType d, ScalarValue v, const Loc& loc) {
-  check_dims(shape, "full", loc);
+  check_tile_shape(shape, "full", loc);
   return emit_constant(d, v, shape, loc);
 }
 
+namespace {
+
+// A scalar pointer names one address. As in Triton, its mask and `other` must be scalars too, and
+// so must a stored value: a tile stored through it would have every lane write that one address.
+void check_scalar_access(const ir::Value* ptr, const ir::Value* value, const ir::Value* mask, const ir::Value* other,
+                         const char* what, const Loc& loc) {
+  if (ptr->type.is_tile()) return;
+  const char* fix = "use a tile of pointers (p + offsets) to access a tile";
+  if (value && value->type.is_tile())
+    program_error(loc, fmt::format("{} of a {} tile through a scalar pointer: every lane would write the one address; "
+                                   "{}, or reduce the value to a scalar first (ts::sum, ts::max)",
+                                   what, shape_str(value->type.shape), fix));
+  if (mask && mask->type.is_tile())
+    program_error(loc, fmt::format("{} through a scalar pointer with a {} mask: the mask of a scalar access must be a "
+                                   "scalar; {}", what, shape_str(mask->type.shape), fix));
+  if (other && other->type.is_tile())
+    program_error(loc, fmt::format("{} through a scalar pointer with a {} `other`: `other` of a scalar load must be a "
+                                   "scalar; {}", what, shape_str(other->type.shape), fix));
+}
+
+}  // namespace
+
 ir::Value* emit_load(ir::Value* ptr, ir::Value* mask, ir::Value* other, const Loc& loc) {
+  check_scalar_access(ptr, nullptr, mask, other, "load", loc);
   Shape shape = ptr->type.shape;
   if (mask) shape = broadcast_shape(shape, mask->type.shape, "load", loc);
   if (other) shape = broadcast_shape(shape, other->type.shape, "load", loc);
@@ -240,6 +259,7 @@ ir::Value* emit_load(ir::Value* ptr, ir::Value* mask, ir::Value* other, const Lo
 }
 
 void emit_store(ir::Value* ptr, ir::Value* value, ir::Value* mask, const Loc& loc) {
+  check_scalar_access(ptr, value, mask, nullptr, "store", loc);
   Shape shape = broadcast_shape(ptr->type.shape, value->type.shape, "store", loc);
   if (mask) shape = broadcast_shape(shape, mask->type.shape, "store", loc);
   ir::Builder& b = builder_at(loc);

@@ -54,6 +54,7 @@ void trace_combine(TraceState& st, ir::Block* block, const std::vector<ir::Value
 std::vector<ir::Value*> trace_reduce(const std::vector<ir::Value*>& inputs, int axis, bool scan, bool reverse,
                                      const Combine& combine, const Loc& loc) {
   TraceState& st = current_state(loc);
+  check_region_depth(st, scan ? "scan" : "reduce", loc);
   ir::Builder& b = builder_at(loc);
   const int a = normalized_axis(inputs[0], axis, loc);
   for (auto* v : inputs)

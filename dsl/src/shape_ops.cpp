@@ -13,8 +13,6 @@ namespace {
 
 using ir::OpKind;
 
-bool is_power_of_two(std::int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
-
 void require_tile(const ir::Value* a, const char* what, const Loc& loc) {
   if (!a->type.is_tile()) program_error(loc, fmt::format("{}: needs a tile, got a scalar", what));
 }
@@ -24,13 +22,9 @@ void require_tile(const ir::Value* a, const char* what, const Loc& loc) {
 ir::Value* emit_reshape(ir::Value* a, const Shape& shape, const Loc& loc) {
   require_tile(a, "reshape", loc);
   if (shape.empty()) program_error(loc, "reshape: the new shape is empty (a tile has at least one dim)");
+  check_tile_shape(shape, fmt::format("reshape of {}", shape_str(a->type.shape)), loc);
   std::int64_t n = 1;
-  for (auto d : shape) {
-    // Triton's rule, which the layouts rely on: every tile dim is a power of two.
-    if (!is_power_of_two(d))
-      program_error(loc, fmt::format("reshape to {}: every dimension must be a positive power of two", shape_str(shape)));
-    n *= d;
-  }
+  for (auto d : shape) n *= d;  // at most ir::kMaxTileElements: checked above
   if (n != a->type.numel())
     program_error(loc, fmt::format("reshape of {} ({} elements) to {} ({} elements): the element count must not change",
                                    shape_str(a->type.shape), a->type.numel(), shape_str(shape), n));
@@ -68,6 +62,7 @@ ir::Value* emit_join(ir::Value* a, ir::Value* b, const Loc& loc) {
                                    shape_str(b->type.shape)));
   Shape shape = a->type.shape;
   shape.push_back(2);
+  check_tile_shape(shape, fmt::format("join of two {}", shape_str(a->type.shape)), loc);
   return builder_at(loc).create1(OpKind::Join, {a, b}, a->type.with_shape(shape));
 }
 

@@ -72,4 +72,14 @@ void assign(TraceState& st, const SlotPtr& s, ir::Value* v, const Loc& loc);
 
 std::string shape_str(const Shape& s);
 
+// Triton's limits on a tile, checked wherever the tracer makes a shape (ir::tile_shape_problem,
+// the parser's and verifier's rule): every dim a positive power of two, at most 2^20 elements.
+// ProgramError at `loc`, "<what>: <problem>", unless `shape` is a valid tile shape.
+void check_tile_shape(const Shape& shape, const std::string& what, const Loc& loc);
+
+// for_range / if_ bodies and reduce/scan combine functions nest at most ir::kMaxRegionDepth deep:
+// the parser and verifier refuse deeper IR, and every pass recurses once per level.
+// ProgramError at `loc` when opening one more region would nest deeper than ir::kMaxRegionDepth.
+void check_region_depth(const TraceState& st, const char* what, const Loc& loc);
+
 }  // namespace tessera::detail

@@ -76,9 +76,28 @@ std::int64_t meta(std::string_view name, const Loc& loc) {
                                          given.empty() ? "none" : given));
 }
 
+namespace detail {
+namespace {
+
+// A meta-parameter given twice ({{"BLOCK", 1}, {"BLOCK", 2}}) has no one value: ts::meta would
+// silently read the first. It is the launch's mistake, so a LaunchError; it names the kernel's
+// definition, since the launch options do not record where they were written.
+void check_meta_names(const KernelDef& def, const MetaValues& meta) {
+  for (std::size_t i = 0; i < meta.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (meta[i].first == meta[j].first)
+        throw LaunchError(fmt::format("launch of kernel '{}' (defined at {}): the meta-parameter '{}' is given twice "
+                                      "({} and {}); give each name once", def.name, to_ir_loc(def.where).str(),
+                                      meta[i].first, meta[j].second, meta[i].second));
+}
+
+}  // namespace
+}  // namespace detail
+
 std::unique_ptr<ir::Module> trace_kernel(const detail::KernelDef& def, const MetaValues& meta,
                                          const std::vector<ir::ArgFacts>& facts, int num_warps) {
   if (!def.body) throw InternalError(fmt::format("kernel '{}' has no body to trace", def.name));
+  detail::check_meta_names(def, meta);
   auto module = std::make_unique<ir::Module>();
   module->name = def.name;
   module->num_warps = num_warps;

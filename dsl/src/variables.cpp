@@ -136,6 +136,19 @@ void slot_assign(SlotPtr& s, ir::Value* v, const Loc& loc) {
 
 Shape value_shape(const ir::Value* v) { return v->type.shape; }
 
+void check_tile_shape(const Shape& shape, const std::string& what, const Loc& loc) {
+  const std::string problem = ir::tile_shape_problem(shape, shape_str(shape));
+  if (!problem.empty()) program_error(loc, fmt::format("{}: {}", what, problem));
+}
+
+void check_region_depth(const TraceState& st, const char* what, const Loc& loc) {
+  if (st.depth() >= ir::kMaxRegionDepth)
+    program_error(loc, fmt::format("{} would nest regions {} deep, more than the {} allowed (each for_range and if_ "
+                                   "body and each reduce/scan combine function is one; a plain C++ for or if over "
+                                   "C++ values, such as meta-parameters, nests none)",
+                                   what, st.depth() + 1, ir::kMaxRegionDepth));
+}
+
 std::string shape_str(const Shape& s) {
   if (s.empty()) return "<scalar>";
   std::string r = "<";

@@ -34,7 +34,10 @@ class LoopBound {
 }  // namespace detail
 
 // for (i = lb; step > 0 ? i < ub : i > ub; i += step) body(i), as one `for` op.
-// The body takes the induction variable (an ts::Int) or nothing.
+// The body takes the induction variable (an ts::Int) or nothing. A step of 0, and constant bounds
+// whose counter would step past the end of i32 (for_range(0, INT32_MAX, 1 << 30)), are a
+// ProgramError at trace time; with bounds known only at run time the loop ends where the counter
+// would wrap, and a step of 0 is the runtime's to report (README, "Errors and limits").
 template <class F>
   requires std::invocable<F&, Int> || std::invocable<F&>
 void for_range(detail::LoopBound lb, detail::LoopBound ub, detail::LoopBound step, F&& body,
