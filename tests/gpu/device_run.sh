@@ -5,8 +5,13 @@
 # and exits 1 when any did: an example or a test binary that fails, a test binary that skips (exit
 # 77: it found no GPU, which here is a failure), a sanitizer error, a benchmark program that fails.
 # Logs go to $OUT when set.
+# STEPS (comma list, default all): examples, tests, sanitize (tests/gpu/sanitize_gpu.sh: memcheck,
+# racecheck and synccheck over every example and GPU test binary), bench. A device call is limited
+# to 10 minutes, so a run can be split: STEPS=examples,tests,sanitize then STEPS=bench.
 set -uo pipefail
 OUT=${OUT:-/tmp/tessera-out}; mkdir -p "$OUT"
+STEPS=${STEPS:-examples,tests,sanitize,bench}
+step() { [[ ",$STEPS," == *",$1,"* ]]; }
 FAILED=()
 SKIPPED=()
 fail() { FAILED+=("$1"); echo "FAILED: $1"; }
@@ -20,6 +25,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 
 # Examples and tests compile into a disk cache of their own (the benchmarks set theirs).
 export TESSERA_CACHE_DIR=$(mktemp -d)
+if step examples; then
 echo "== examples on the GPU"
 : > $OUT/examples.log
 for e in vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax; do
@@ -36,6 +42,7 @@ for i in 1 2; do
   (( rc == 0 )) || fail "example layer_norm with TESSERA_DUMP=resources,times, run $i (exit $rc)"
 done
 tessera-cache --dir $D list | head -3
+fi
 
 # A test binary: 0 passed; 77 skipped, which on this machine means it saw no GPU: a failure.
 run_tests() {  # name [args...]
@@ -51,6 +58,7 @@ run_tests() {  # name [args...]
     *) fail "$name (exit $rc), see $log" ;;
   esac
 }
+if step tests; then
 run_tests tessera_gpu_tests
 if command -v tessera_random_gpu_tests > /dev/null; then
   run_tests tessera_random_gpu_tests
@@ -59,20 +67,20 @@ else
   echo "SKIPPED: tessera_random_gpu_tests is not in the pack"
 fi
 
-echo "== compute-sanitizer"
-: > $OUT/sanitizer.log
+fi
+
+if step sanitize; then
+echo "== compute-sanitizer (memcheck, racecheck, synccheck) over every example and GPU test binary"
 if command -v compute-sanitizer > /dev/null; then
-  for run in "vector_add 4099" "broadcast_2d 77 131"; do
-    compute-sanitizer --tool memcheck --error-exitcode 99 $run > $OUT/sanitizer.tmp 2>&1
-    rc=$?
-    tail -3 $OUT/sanitizer.tmp | tee -a $OUT/sanitizer.log
-    (( rc == 0 )) || fail "compute-sanitizer memcheck $run (exit $rc)"
-  done
+  bash tests/gpu/sanitize_gpu.sh /tmp/tessera-sanitize || fail "compute-sanitizer: see the lines above (logs in $OUT/sanitize.tar.gz)"
+  tar -C /tmp -czf $OUT/sanitize.tar.gz tessera-sanitize
 else
   SKIPPED+=("compute-sanitizer (not installed)")
   echo "SKIPPED: compute-sanitizer not found"
 fi
+fi
 
+if step bench; then
 echo "== benchmarks"
 export CUDA_CACHE_DISABLE=1
 # A benchmark program: its JSON lines go to a file (its other output too, unless errlog differs),
@@ -111,6 +119,7 @@ unset TESSERA_CACHE_DIR
 grep -v '^{' $OUT/bench_tessera.jsonl $OUT/bench_triton.jsonl | head -20
 python3 tests/bench/compare.py $OUT/bench_tessera.jsonl $OUT/bench_triton.jsonl | tee $OUT/table.txt
 (( PIPESTATUS[0] == 0 )) || fail "tests/bench/compare.py"
+fi
 
 echo
 for s in "${SKIPPED[@]}"; do echo "SKIPPED: $s"; done

@@ -19,6 +19,7 @@ run() {  # tool name [args...]
 }
 export -f run; export LOG
 programs="vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax tessera_gpu_tests"
+if command -v tessera_random_gpu_tests > /dev/null; then programs="$programs tessera_random_gpu_tests"; fi
 for tool in memcheck racecheck synccheck; do for p in $programs; do echo "$tool $p"; done; done |
   xargs -P "$PARALLEL" -L 1 bash -c 'run "$0" "$1"' | sort | tee "$LOG/summary.txt"
 # Failure: a non-zero exit (99: the tool found errors; 124: timed out) or a non-zero error count.
