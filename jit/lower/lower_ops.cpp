@@ -14,6 +14,27 @@ using I = std::int64_t;
 
 namespace {
 bool is_f16ish(DType d) { return d == DType::F16 || d == DType::BF16; }
+
+// An integer of more than 24 bits as an f32 "rounded to odd": the bits below f32's significand fold
+// into a sticky last bit, so that rounding the result to bf16 (8 bits) rounds as the integer itself
+// would, once (ops.def; the interpreter's rule). A plain sitofp to bfloat is what LLVM legalizes
+// through a rounded f32 where the target has no direct conversion (x86; NVPTX before sm_90), and
+// that rounds twice: 2^31 - 2^22 - 1 became 2^31 instead of 2^31 - 2^23 (found by the host target).
+llvm::Value* int_to_f32_round_to_odd(llvm::IRBuilder<>& b, llvm::Value* x, bool is_unsigned) {
+  llvm::Type* t = x->getType();
+  auto c = [&](std::uint64_t v) { return llvm::ConstantInt::get(t, v); };
+  llvm::Value* neg = is_unsigned ? b.getFalse() : b.CreateICmpSLT(x, c(0));
+  llvm::Value* mag = b.CreateSelect(neg, b.CreateNeg(x), x);  // MIN stays 2^(bits-1), unsigned
+  llvm::Value* width = b.CreateSub(c(t->getIntegerBitWidth()), b.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, mag, b.getFalse()));
+  llvm::Value* drop = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b.CreateSub(width, c(24)), c(0));
+  llvm::Value* low = b.CreateAnd(mag, b.CreateSub(b.CreateShl(c(1), drop), c(1)));
+  llvm::Value* kept = b.CreateOr(b.CreateLShr(mag, drop), b.CreateZExt(b.CreateICmpNE(low, c(0)), t));
+  // kept has at most 24 bits (exact in f32); 2^drop is exact too: f32 exponent field 127 + drop.
+  llvm::Value* scale = b.CreateBitCast(b.CreateShl(b.CreateAdd(b.CreateTrunc(drop, b.getInt32Ty()), b.getInt32(127)), 23),
+                                       b.getFloatTy());
+  llvm::Value* f = b.CreateFMul(b.CreateUIToFP(kept, b.getFloatTy()), scale);
+  return b.CreateSelect(neg, b.CreateFNeg(f), f);
+}
 }  // namespace
 
 void KernelLowering::lower_elementwise(const Op& op) {
@@ -138,7 +159,11 @@ llvm::Value* KernelLowering::lower_cast(const ir::Type& from, const ir::Type& to
     auto id = ir::is_unsigned(t) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat;
     return b_.CreateIntrinsic(id, {ty, x->getType()}, {x});
   }
-  if (ir::is_float(t)) return ir::is_unsigned(f) ? b_.CreateUIToFP(x, ty) : b_.CreateSIToFP(x, ty);
+  if (ir::is_float(t)) {
+    // f16 needs no such care: an integer too wide for f32 is far beyond f16's range (inf either way).
+    if (t == DType::BF16 && ir::dtype_bits(f) > 24) return b_.CreateFPTrunc(int_to_f32_round_to_odd(b_, x, ir::is_unsigned(f)), ty);
+    return ir::is_unsigned(f) ? b_.CreateUIToFP(x, ty) : b_.CreateSIToFP(x, ty);
+  }
   return b_.CreateIntCast(x, ty, /*isSigned=*/!ir::is_unsigned(f));
 }
 
