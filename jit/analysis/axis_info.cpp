@@ -131,7 +131,12 @@ AxisInfo AxisInfoAnalysis::transfer(const Op& op) const {
       AxisInfo a = operand(0);
       if (!op.operands[0]->type.is_tile()) a = unknown(op.operands[0]);
       auto axis = static_cast<std::size_t>(op.int_attr("axis"));
-      I div = *std::min_element(a.divisibility.begin(), a.divisibility.end());
+      // Along the new dim every element is one of the operand's values, and a contiguous run's
+      // divisibility speaks only of its first element ([2^n, 2^n + 1, ...] divides by 1), as in
+      // Triton's ExpandDims rule. Taking the run's divisibility instead claimed 16-byte vectors
+      // for x + rows[:, None] * stride with an odd stride (misaligned; found by the host target).
+      I div = AxisInfoAnalysis::kMaxDivisibility;
+      for (std::size_t d = 0; d < a.divisibility.size(); ++d) div = std::min(div, a.contiguity[d] > 1 ? I{1} : a.divisibility[d]);
       if (!op.operands[0]->type.is_tile()) a = AxisInfo{{}, {}, {}};
       a.contiguity.insert(a.contiguity.begin() + axis, 1);
       a.divisibility.insert(a.divisibility.begin() + axis, div);
