@@ -45,6 +45,7 @@ runtime::DiskCache& current_cache() {
 std::string device_text(Executor ex) {
   const ExecutorChoice auto_choice = default_executor();
   if (ex == Executor::Interpreter) return "interpreter";
+  if (ex == Executor::Host || ex == Executor::Host64) return ex == Executor::Host ? "host target" : "host64 target";
   if (ex == Executor::Cuda) {
     auto& drv = cuda::CudaDriver::require();
     const std::string target =

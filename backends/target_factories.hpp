@@ -14,5 +14,7 @@ namespace tessera::backend {
 std::unique_ptr<lower::Target> make_nvptx_target(const std::string& arch);
 // `arch` is "gfx90a" or "gfx942".
 std::unique_ptr<lower::Target> make_amdgpu_target(const std::string& arch);
+// `name` is "host" (warps of 32) or "host64" (warps of 64): backends/host/host_target.cpp.
+std::unique_ptr<lower::Target> make_host_target(const std::string& name);
 
 }  // namespace tessera::backend

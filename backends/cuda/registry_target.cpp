@@ -16,11 +16,13 @@ struct KnownTarget {
   std::unique_ptr<Target> (*make)(const std::string&);
 };
 
-constexpr std::array<KnownTarget, 4> known_targets{{
+constexpr std::array<KnownTarget, 6> known_targets{{
     {"sm_80", &backend::make_nvptx_target},
     {"sm_90a", &backend::make_nvptx_target},
     {"gfx90a", &backend::make_amdgpu_target},
     {"gfx942", &backend::make_amdgpu_target},
+    {"host", &backend::make_host_target},
+    {"host64", &backend::make_host_target},
 }};
 
 }  // namespace

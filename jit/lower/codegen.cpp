@@ -20,7 +20,9 @@ namespace tessera::lower {
 int target_warp_size(const std::string& target_name) {
   if (target_name.rfind("sm_", 0) == 0) return 32;
   if (target_name.rfind("gfx", 0) == 0) return 64;
-  throw Error("unknown target '" + target_name + "' (known: sm_80, sm_90a, gfx90a, gfx942)");
+  if (target_name == "host") return 32;  // the host SIMT target (backends/host/)
+  if (target_name == "host64") return 64;
+  throw Error("unknown target '" + target_name + "' (known: sm_80, sm_90a, gfx90a, gfx942, host, host64)");
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include "jit/ir/printer.hpp"
 #include "jit/runtime/compile.hpp"
 #include "jit/runtime/disk_cache.hpp"
+#include "jit/runtime/host_registry.hpp"
 #include "jit/runtime/options.hpp"
 
 namespace tessera::runtime {
@@ -172,6 +173,46 @@ std::unique_ptr<Compiled> build_gpu(const detail::KernelDef& def, Executor ex, c
   return c;
 }
 
+// The host targets: trace, passes, the lowering for "host" or "host64" (with line info, so that a
+// bad access names its source line), then the host executor compiles the IR for the CPU. No disk
+// cache: the executor's own compile is most of the time, and it cannot be cached.
+std::unique_ptr<Compiled> build_host(const detail::KernelDef& def, Executor ex, const LaunchOptions& opts,
+                                     const std::vector<ir::ArgFacts>& facts) {
+  const host::ExecutorHooks& executor = host::registered_executor();  // before any work: link tessera::host
+  const std::string target = ex == Executor::Host64 ? "host64" : "host";
+  auto c = std::make_unique<Compiled>();
+  c->executor = ex;
+  CompileTimes times;
+  Stopwatch clock;
+  auto m = trace_verified(def, opts.meta, facts, opts.num_warps);
+  times.trace = clock.lap();
+  optimize(*m);
+  times.passes = clock.lap();
+  host::KernelImage image;
+  for (const auto& a : m->entry().args) image.arg_names.push_back(a->name_hint);
+  CompileOptions with_lines = opts.compile;
+  with_lines.line_info = true;
+  lower::DeviceBinary bin = codegen(*m, target, with_lines);
+  times.codegen = clock.lap();
+  image.kernel = def.name;
+  image.function = bin.kernel_name;
+  image.llvm_ir = std::move(bin.data);
+  image.num_threads = bin.num_threads;
+  image.warp_size = lower::target_warp_size(target);
+  image.shared_bytes = bin.shared_bytes;
+  c->host_kernel = std::shared_ptr<void>(executor.load(image), executor.release);
+  times.load = clock.lap();
+  c->num_threads = static_cast<unsigned>(bin.num_threads);
+  c->shared_bytes = static_cast<unsigned>(bin.shared_bytes);
+  ResourceReport& r = c->resources;
+  r.kernel = def.name;
+  r.target = target;
+  r.num_threads = bin.num_threads;
+  r.shared_bytes = bin.shared_bytes;
+  finish_report(r, *c, times);
+  return c;
+}
+
 }  // namespace
 
 std::string cuda_target_name() {
@@ -208,6 +249,7 @@ CacheEntry device_entry(const std::string& kernel, const std::string& target, lo
 std::unique_ptr<Compiled> build_specialization(const detail::KernelDef& def, Executor ex, const LaunchOptions& opts,
                                                const std::vector<ir::ArgFacts>& facts) {
   if (ex == Executor::Cuda || ex == Executor::Hip) return build_gpu(def, ex, opts, facts);
+  if (ex == Executor::Host || ex == Executor::Host64) return build_host(def, ex, opts, facts);
   auto c = std::make_unique<Compiled>();
   c->executor = ex;
   CompileTimes times;

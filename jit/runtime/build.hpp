@@ -24,6 +24,7 @@ struct Compiled {
   cuda::CUmodule cu_module = nullptr;
   hip::hipFunction_t hip_function = nullptr;
   hip::hipModule_t hip_module = nullptr;
+  std::shared_ptr<void> host_kernel;       // host targets: the host executor's handle
   unsigned num_threads = 0, shared_bytes = 0;
   ResourceReport resources;
 };

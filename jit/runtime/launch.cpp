@@ -26,6 +26,7 @@
 #include "jit/runtime/build.hpp"
 #include "jit/runtime/compile.hpp"
 #include "jit/runtime/disk_cache.hpp"
+#include "jit/runtime/host_registry.hpp"
 #include "jit/runtime/options.hpp"
 #include "jit/runtime/validate.hpp"
 #include "tessera/runtime.hpp"
@@ -223,6 +224,12 @@ std::array<std::int64_t, 3> grid_limits(Executor ex) {
 
 ExecutorChoice default_executor() {
   static const ExecutorChoice choice = [] {
+    const std::string& named = runtime::env_options().executor;
+    if (named == "interpreter") return ExecutorChoice{Executor::Interpreter, "interpreter (TESSERA_EXECUTOR=interpreter)"};
+    if (named == "host") return ExecutorChoice{Executor::Host, "host SIMT target, warps of 32 (TESSERA_EXECUTOR=host)"};
+    if (named == "host64") return ExecutorChoice{Executor::Host64, "host SIMT target, warps of 64 (TESSERA_EXECUTOR=host64)"};
+    if (named == "cuda") return ExecutorChoice{Executor::Cuda, "CUDA GPU (TESSERA_EXECUTOR=cuda)"};
+    if (named == "hip") return ExecutorChoice{Executor::Hip, "HIP GPU (TESSERA_EXECUTOR=hip)"};
     if (runtime::env_options().interpret) return ExecutorChoice{Executor::Interpreter, "interpreter (TESSERA_INTERPRET=1)"};
     std::string why_cuda, why_hip;
     if (cuda::CudaDriver::available(&why_cuda))
@@ -334,6 +341,10 @@ void launch_unguarded(KernelDef& def, const LaunchOptions& opts, std::span<const
   }
   thread_local ParamBuffer params;
   void** p = params.fill(def, args);
+  if (ex == Executor::Host || ex == Executor::Host64) {
+    host::registered_executor().launch(c->host_kernel.get(), g3, args, p);
+    return;
+  }
   if (ex == Executor::Cuda) {
     auto& drv = cuda::CudaDriver::require();
     thread_local bool context_set = false;

@@ -16,6 +16,14 @@ EnvOptions read_env() {
   EnvOptions o;
   o.interpret = env_flag("TESSERA_INTERPRET", false);
   o.debug = env_flag("TESSERA_DEBUG", false);
+  if (const char* e = std::getenv("TESSERA_EXECUTOR"); e && *e) {
+    const std::string v = e;
+    if (v == "auto" || v == "interpreter" || v == "cuda" || v == "hip" || v == "host" || v == "host64")
+      o.executor = v;
+    else
+      std::fputs(fmt::format("tessera: warning: TESSERA_EXECUTOR is '{}', which is not one of auto, interpreter, "
+                             "cuda, hip, host, host64; ignoring it\n", v).c_str(), stderr);
+  }
   if (const char* d = std::getenv("TESSERA_DUMP")) {
     std::stringstream ss(d);
     std::string item;

@@ -45,7 +45,10 @@ class Grid {
   std::function<Dim3(const MetaValues&)> fn_;
 };
 
-enum class Executor : std::uint8_t { Auto, Cuda, Hip, Interpreter };
+// Host and Host64 run the code generated for a GPU-like target on the CPU (warps of 32 or of 64
+// threads, each program's threads as fibers, every memory access checked): a test executor, which
+// needs the host executor library (link tessera::host; see tessera/host.hpp).
+enum class Executor : std::uint8_t { Auto, Cuda, Hip, Interpreter, Host, Host64 };
 
 // Settings of code generation and the device assembler, per launch (so per autotuning config);
 // part of the specialization key and of the disk cache key.
@@ -65,7 +68,7 @@ struct LaunchOptions {
   // generation does not pipeline yet, so every value compiles the same code.
   int num_stages = 1;
   void* stream = nullptr;               // CUstream / hipStream_t; null: the legacy default stream
-  Executor executor = Executor::Auto;   // Auto: TESSERA_INTERPRET=1, else the GPU if any, else interp
+  Executor executor = Executor::Auto;   // Auto: TESSERA_EXECUTOR, TESSERA_INTERPRET=1, else the GPU if any, else interp
   CompileOptions compile;
 };
 

@@ -1,0 +1,211 @@
+// The scheduler of the host executor: programs one after the other, and in each program its
+// threads, as fibers, in rounds. A round resumes, in thread order, every thread whose rendezvous
+// is complete; each runs until its next barrier or shuffle, or to its end. A round that resumes
+// nobody while threads remain is a deadlock (some thread skipped a barrier or a shuffle its warp
+// took): reported, not hung.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "backends/host/fibers.hpp"
+#include "backends/host/host_runtime.hpp"
+#include "tessera/error.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define TESSERA_HOST_ASAN 1
+#endif
+
+namespace tessera::host {
+namespace {
+
+
+// Sets the thread's current launch for the hooks, and restores the previous one.
+class RunScope {
+ public:
+  explicit RunScope(Run& r) : previous_(t_current_run) { t_current_run = &r; }
+  ~RunScope() { t_current_run = previous_; }
+  RunScope(const RunScope&) = delete;
+  RunScope& operator=(const RunScope&) = delete;
+
+ private:
+  Run* previous_;
+};
+
+// Switches from the running context to `resume`; `stack_bottom`/`stack_size` describe the stack
+// resumed (for AddressSanitizer, which must know which stack it is on).
+void switch_to(void** save, void* resume, const void* stack_bottom, std::size_t stack_size) {
+#ifdef TESSERA_HOST_ASAN
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, stack_bottom, stack_size);
+  tessera_host_switch(save, resume);
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+  (void)stack_bottom;
+  (void)stack_size;
+  tessera_host_switch(save, resume);
+#endif
+}
+
+// The OS thread's own stack, as AddressSanitizer knows it (null: "the thread's stack").
+struct SchedulerStack {
+  const void* bottom = nullptr;
+  std::size_t size = 0;
+};
+thread_local SchedulerStack t_scheduler_stack;
+
+[[noreturn]] void fiber_main() {
+#ifdef TESSERA_HOST_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, &t_scheduler_stack.bottom, &t_scheduler_stack.size);
+#endif
+  Run& r = current_run();
+  r.kernel->code.entry(r.params);
+  Run::Thread& t = r.threads[static_cast<std::size_t>(r.current)];
+  t.done = true;
+#ifdef TESSERA_HOST_ASAN
+  __sanitizer_start_switch_fiber(nullptr, t_scheduler_stack.bottom, t_scheduler_stack.size);
+#endif
+  tessera_host_switch(&t.sp, r.scheduler_sp);
+  __builtin_unreachable();
+}
+
+std::string deadlock_message(const Run& r) {
+  int done = 0, at_barrier = -1, at_shuffle = -1;
+  for (int i = 0; i < static_cast<int>(r.threads.size()); ++i) {
+    const Run::Thread& t = r.threads[static_cast<std::size_t>(i)];
+    if (t.done) ++done;
+    else if (t.counter == &r.barrier_arrivals && at_barrier < 0) at_barrier = i;
+    else if (t.counter != &r.barrier_arrivals && at_shuffle < 0) at_shuffle = i;
+  }
+  std::string waiting;
+  if (at_barrier >= 0) waiting += fmt::format("; thread {} waits at its barrier #{}", at_barrier,
+                                              r.threads[static_cast<std::size_t>(at_barrier)].barriers);
+  if (at_shuffle >= 0) waiting += fmt::format("; thread {} waits at its shuffle #{}", at_shuffle,
+                                              r.threads[static_cast<std::size_t>(at_shuffle)].shuffles);
+  return fmt::format("the threads of program ({}, {}, {}) deadlocked: {} of {} finished{} (a barrier or shuffle "
+                     "that not every thread of the program or warp reaches: a lowering bug)",
+                     r.program[0], r.program[1], r.program[2], done, r.threads.size(), waiting);
+}
+
+void run_program_as_fibers(Run& r, const FiberStacks& stacks) {
+  const int n = static_cast<int>(r.threads.size());
+  for (int i = 0; i < n; ++i) r.threads[static_cast<std::size_t>(i)] = Run::Thread{stacks.prepare(i, &fiber_main)};
+  r.barrier_arrivals = 0;
+  std::fill(r.shuffle_arrivals.begin(), r.shuffle_arrivals.end(), 0);
+  int live = n;
+  while (live > 0) {
+    bool resumed = false;
+    for (int i = 0; i < n; ++i) {
+      Run::Thread& t = r.threads[static_cast<std::size_t>(i)];
+      if (t.done || (t.counter != nullptr && *t.counter < t.target)) continue;
+      t.counter = nullptr;
+      r.current = i;
+      switch_to(&r.scheduler_sp, t.sp, stacks.bottom(i), FiberStacks::stack_bytes);
+      resumed = true;
+      if (t.done) --live;
+    }
+    if (!resumed) {
+      r.fail(Failure::Internal, deadlock_message(r));
+      return;  // the blocked fibers are abandoned: nothing on their stacks needs destroying
+    }
+  }
+}
+
+// A kernel without barriers and shuffles: each thread runs to its end on this thread's stack.
+void run_program_in_order(Run& r) {
+  const int n = static_cast<int>(r.threads.size());
+  for (int i = 0; i < n; ++i) {
+    r.current = i;
+    r.kernel->code.entry(r.params);
+  }
+}
+
+void describe_memory(Run& r, std::span<const ArgValue> args) {
+  r.arg_memory.assign(args.size(), {});
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != ArgValue::Kind::Pointer) continue;
+    Run::ArgMemory& m = r.arg_memory[i];
+    if (!args[i].sized) {
+      m.raw = r.any_raw = true;
+      continue;
+    }
+    m = {reinterpret_cast<std::uint64_t>(args[i].p), args[i].bytes, true, false};
+    r.regions.push_back({m.base, m.bytes, static_cast<int>(i)});
+  }
+  // The same for the generated code's inline checks (host_abi::kArgBounds).
+  if (std::uint64_t* bounds = r.kernel->code.arg_bounds)
+    for (std::size_t i = 0; i < r.kernel->arg_names.size(); ++i) {
+      const bool sized = i < r.arg_memory.size() && r.arg_memory[i].sized;
+      bounds[2 * i] = sized ? r.arg_memory[i].base : 0;
+      bounds[2 * i + 1] = sized ? r.arg_memory[i].bytes : 0;
+    }
+}
+
+}  // namespace
+
+__thread Run* t_current_run = nullptr;
+
+void Run::fail(Failure f, const std::string& what) noexcept {
+  if (failure != Failure::None) return;
+  failure = f;
+  try {
+    message = what;
+  } catch (...) {
+    message.clear();  // out of memory for the message: the failure itself is still reported
+  }
+}
+
+std::string Run::where() const {
+  const int w = kernel->warp_size;
+  return fmt::format("thread {} (warp {}, lane {}) of program ({}, {}, {})", current, current / w, current % w,
+                     program[0], program[1], program[2]);
+}
+
+void block_until(Run& r, const std::uint64_t* counter, std::uint64_t target) {
+  if (*counter >= target) return;
+  if (!r.fibers) {
+    r.fail(Failure::Internal, "a barrier or shuffle in a kernel compiled without them (a host executor bug)");
+    return;
+  }
+  Run::Thread& t = r.threads[static_cast<std::size_t>(r.current)];
+  t.counter = counter;
+  t.target = target;
+  switch_to(&t.sp, r.scheduler_sp, t_scheduler_stack.bottom, t_scheduler_stack.size);
+}
+
+void launch_kernel(HostKernel& k, const Dim3& grid, std::span<const ArgValue> args, void* const* params) {
+  std::lock_guard<std::mutex> lock(k.launch_mutex);
+  Run r;
+  r.kernel = &k;
+  r.params = params;
+  r.grid = grid;
+  describe_memory(r, args);
+  r.fibers = k.code.synchronizes;
+  r.threads.resize(static_cast<std::size_t>(k.num_threads));
+  const int warps = k.num_threads / k.warp_size;
+  r.shuffle_arrivals.assign(static_cast<std::size_t>(warps), 0);
+  r.exchange.assign(static_cast<std::size_t>(warps) * 2 * static_cast<std::size_t>(k.warp_size), 0);
+  FiberStacks& stacks = thread_fiber_stacks();
+  if (r.fibers) stacks.reserve(k.num_threads);
+  RunScope scope(r);
+  std::uint64_t index = 0;
+  for (std::uint32_t z = 0; z < grid[2] && r.failure == Failure::None; ++z)
+    for (std::uint32_t y = 0; y < grid[1] && r.failure == Failure::None; ++y)
+      for (std::uint32_t x = 0; x < grid[0] && r.failure == Failure::None; ++x) {
+        r.program = {x, y, z};
+        // Poison, different each program: a read of shared memory no thread wrote (a missing
+        // barrier, a wrong offset) gives a huge value or a NaN, not the previous program's data.
+        if (k.code.shared) std::memset(k.code.shared, index++ % 2 ? 0xff : 0x7f, static_cast<std::size_t>(k.shared_bytes));
+        if (r.fibers)
+          run_program_as_fibers(r, stacks);
+        else
+          run_program_in_order(r);
+      }
+  if (r.failure == Failure::None) return;
+  const std::string message = fmt::format("kernel '{}' on the {} target: {}", k.kernel, k.target,
+                                          r.message.empty() ? "a failure (no memory left to describe it)" : r.message);
+  if (r.failure == Failure::Memory) throw MemoryAccessError(message);
+  throw InternalError(message);
+}
+
+}  // namespace tessera::host
