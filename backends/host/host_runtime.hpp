@@ -14,6 +14,8 @@
 
 namespace tessera::host {
 
+class FiberStacks;
+
 // A kernel compiled for the host, with what a launch needs.
 struct HostKernel {
   std::string kernel;  // the user's name, for messages
@@ -66,6 +68,8 @@ struct Run {
   bool fibers = false;
   std::vector<Thread> threads;
   int current = 0;
+  int live = 0;                                  // threads not done
+  const FiberStacks* stacks = nullptr;
   void* scheduler_sp = nullptr;
   std::uint64_t barrier_arrivals = 0;            // of every thread of the program
   std::vector<std::uint64_t> shuffle_arrivals;   // per warp
