@@ -133,7 +133,10 @@ class HostJit {
     // shorten (measured on the examples: O2 with full code generation compiled 5 times slower and
     // ran no faster).
     jtmb_.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
-    jit_ = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb_).create(), "cannot start the JIT");
+    // Concurrent compilation: kernels are loaded from several threads at once (the autotuner's
+    // parallel compiles), and the default compiler shares one TargetMachine, which is not safe.
+    jit_ = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb_).setSupportConcurrentCompilation(true).create(),
+                "cannot start the JIT");
     runtime_ = &take(jit_->createJITDylib("tessera_host_runtime"), "no JITDylib");
     llvm::orc::SymbolMap symbols;
     for (const RuntimeSymbol& s : runtime_symbols())
