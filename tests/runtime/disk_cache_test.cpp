@@ -580,7 +580,7 @@ TEST_CASE("disk cache: a FIFO at an entry's name is skipped with a warning, with
   CHECK(cache.get("fifo") == e);
 }
 
-TEST_CASE("disk cache: a folder or a symbolic link at an entry's name is skipped; publishing goes on", "[cache][special]") {
+TEST_CASE("disk cache: a folder or a symbolic link at an entry's name is skipped, and publishing goes on", "[cache][special]") {
   TempDir d;
   DiskCache cache(d.path);
   CacheEntry e = sample_entry("add");
@@ -676,7 +676,7 @@ TEST_CASE("disk cache: list, total_bytes and clear skip what is not a regular en
   CHECK_FALSE(fs::exists(giant));
 }
 
-TEST_CASE("tessera-cache: --dir naming a file is an error; FIFOs and giants are skipped with a warning", "[cache][tool]") {
+TEST_CASE("tessera-cache: --dir naming a file is an error, and FIFOs and giants are skipped with a warning", "[cache][tool]") {
   TempDir d;
   const fs::path file = d.path / "not_a_dir";
   write_bytes(file, "x");
