@@ -53,7 +53,7 @@ TEST_CASE("NaN matches only NaN, an infinity only the same infinity", "[compare]
   CHECK(compare(poisoned, std::vector<double>(4, 0.25)).offenders == 4);
 }
 
-TEST_CASE("integers are exact in their own type; sizes must agree", "[compare]") {
+TEST_CASE("integers are exact in their own type, and sizes must agree", "[compare]") {
   const std::int64_t big = (std::int64_t{1} << 60) + 1;
   CHECK(compare(std::vector<std::int64_t>{big}, std::vector<std::int64_t>{big}).ok());
   CHECK(compare(std::vector<std::int64_t>{big}, std::vector<std::int64_t>{big - 1}).offenders == 1);  // equal as doubles
