@@ -34,16 +34,18 @@ class RunScope {
 };
 
 // Switches from the running context to `resume`; `stack_bottom`/`stack_size` describe the stack
-// resumed (for AddressSanitizer, which must know which stack it is on).
-void switch_to(void** save, void* resume, const void* stack_bottom, std::size_t stack_size) {
+// resumed (for AddressSanitizer, which must know which stack it is on). A context that `finished`
+// is never resumed: AddressSanitizer may drop what it keeps for it.
+void switch_to(void** save, void* resume, const void* stack_bottom, std::size_t stack_size, bool finished = false) {
 #ifdef TESSERA_HOST_ASAN
   void* fake = nullptr;
-  __sanitizer_start_switch_fiber(&fake, stack_bottom, stack_size);
+  __sanitizer_start_switch_fiber(finished ? nullptr : &fake, stack_bottom, stack_size);
   tessera_host_switch(save, resume);
   __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #else
   (void)stack_bottom;
   (void)stack_size;
+  (void)finished;
   tessera_host_switch(save, resume);
 #endif
 }
@@ -73,7 +75,7 @@ void leave_current(Run& r) {
   Run::Thread& t = r.threads[static_cast<std::size_t>(r.current)];
   const int next = next_runnable(r, r.current);
   if (next < 0) {
-    switch_to(&t.sp, r.scheduler_sp, t_scheduler_stack.bottom, t_scheduler_stack.size);
+    switch_to(&t.sp, r.scheduler_sp, t_scheduler_stack.bottom, t_scheduler_stack.size, t.done);
     return;
   }
   r.threads[static_cast<std::size_t>(next)].counter = nullptr;
@@ -83,12 +85,18 @@ void leave_current(Run& r) {
   const void* after = r.threads[static_cast<std::size_t>(next + 1 < static_cast<int>(r.threads.size()) ? next + 1 : 0)].sp;
   __builtin_prefetch(after);
   __builtin_prefetch(static_cast<const char*>(after) + 64);
-  switch_to(&t.sp, r.threads[static_cast<std::size_t>(next)].sp, r.stacks->bottom(next), FiberStacks::stack_bytes);
+  switch_to(&t.sp, r.threads[static_cast<std::size_t>(next)].sp, r.stacks->bottom(next), FiberStacks::stack_bytes,
+            t.done);
 }
 
 [[noreturn]] void fiber_main() {
 #ifdef TESSERA_HOST_ASAN
-  __sanitizer_finish_switch_fiber(nullptr, &t_scheduler_stack.bottom, &t_scheduler_stack.size);
+  // Thread 0 is started by the scheduler, from the OS thread's own stack: remember its bounds for
+  // the switches back to it. The other threads are started by fibers.
+  const void* from_bottom = nullptr;
+  std::size_t from_size = 0;
+  __sanitizer_finish_switch_fiber(nullptr, &from_bottom, &from_size);
+  if (current_run().current == 0) t_scheduler_stack = {from_bottom, from_size};
 #endif
   Run& r = current_run();
   r.kernel->code.entry(r.params);
