@@ -28,6 +28,7 @@ TEST_CASE("histogram by atomic_add on the host targets counts every lane once", 
   // Blocks smaller than the layout's CTA tile (replicas), and a million elements.
   for (auto [n, block] : {std::array{1000, 16}, std::array{4096, 256}, std::array{77, 32}, std::array{1, 16},
                           std::array{(1 << 20) + 3, 4096}}) {
+    if (skip_when_sanitized(n)) continue;
     std::mt19937 rng(kSeed + static_cast<std::uint32_t>(n));
     const auto x = random_values<std::int32_t>(n, rng, 0, 9);
     using Out = std::pair<std::vector<std::int32_t>, std::vector<std::int32_t>>;
@@ -60,6 +61,7 @@ TEMPLATE_TEST_CASE("atomic_max and atomic_min on the host targets match the inte
   using T = TestType;
   auto k = ak::make_max_min<T>();
   for (std::int64_t n : {std::int64_t{1}, std::int64_t{2999}, std::int64_t{(1 << 20) + 3}}) {
+    if (skip_when_sanitized(n)) continue;
     std::mt19937 rng(kSeed + 1 + static_cast<std::uint32_t>(n));
     const auto x = random_values<T>(n, rng, std::is_unsigned_v<T> ? 0 : -100000, 100000);
     auto run = [&](ts::Executor e, int warps) {

@@ -28,8 +28,20 @@ inline constexpr std::uint32_t kSeed = 20261201;  // printed by the tests that d
 
 // Every num_warps the runtime allows, and the problem sizes of the issue: one element, a tail, and
 // a million and three (2^20 + 3: many programs, a partial last one).
+// Under AddressSanitizer (CI's second pass, tests/ci/sanitize.sh) what is checked is the C++
+// around the generated code (hooks, fibers, the JIT), not the lowering again: fewer warp counts and
+// no runs over 20,000 elements keep that pass to a fraction of its full time.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+inline constexpr int kAllWarps[] = {1, 4, 32};
+inline constexpr std::int64_t kSizes[] = {1, 1000};
+#else
+inline constexpr bool kSanitized = false;
 inline constexpr int kAllWarps[] = {1, 2, 4, 8, 16, 32};
 inline constexpr std::int64_t kSizes[] = {1, 1000, (1 << 20) + 3};
+#endif
+// Whether a case of this many elements is left out of the sanitized pass.
+inline bool skip_when_sanitized(std::int64_t elements) { return kSanitized && elements > 20000; }
 
 // Elements per program for an elementwise kernel over n elements of `elem_bytes`: 1024 on small
 // inputs, where the widest layouts (16-byte vectors per thread, 32 warps of 64) replicate elements
