@@ -55,10 +55,19 @@ MemoryMap::MemoryMap(const ir::Module& m, std::span<const ArgValue> args, std::s
   if (!extra.empty()) any_raw_ = false;
 }
 
+bool MemoryMap::Buffer::holds(std::uint64_t addr, std::uint64_t len) const {
+  return addr >= base && len <= bytes && addr - base <= bytes - len;
+}
+
 const MemoryMap::Buffer* MemoryMap::find(std::uint64_t addr, std::uint64_t len) const {
   for (const auto& b : buffers_)
-    if (addr >= b.base && len <= b.bytes && addr - b.base <= b.bytes - len) return &b;
+    if (b.holds(addr, len)) return &b;
   return nullptr;
+}
+
+bool MemoryMap::vouched_for(const Tile& ptrs) const {
+  const int arg = ptrs.provenance();
+  return arg >= 0 && static_cast<std::size_t>(arg) < raw_arg_.size() && raw_arg_[arg] && any_raw_;
 }
 
 void MemoryMap::check(const ir::Op& op, const Tile& ptrs, const std::uint8_t* mask, int elem_bytes,
@@ -67,8 +76,6 @@ void MemoryMap::check(const ir::Op& op, const Tile& ptrs, const std::uint8_t* ma
   const int arg = ptrs.provenance();
   const bool known = arg >= 0 && static_cast<std::size_t>(arg) < buffer_of_arg_.size();
   const Buffer* bound = known && buffer_of_arg_[arg] >= 0 ? &buffers_[buffer_of_arg_[arg]] : nullptr;
-  // A raw pointer argument (no extra buffers describing its memory): the caller vouches for it.
-  const bool vouched = known && raw_arg_[arg] && any_raw_;
   // Fast path, one pass: if every active address is aligned and non-null and the whole span they
   // cover lies in the bound (or in one known buffer), every lane is fine.
   const auto* p = ptrs.data<std::uint64_t>();
@@ -88,8 +95,8 @@ void MemoryMap::check(const ir::Op& op, const Tile& ptrs, const std::uint8_t* ma
   bool ok = lo != 0 && aligned && hi <= std::numeric_limits<std::uint64_t>::max() - eb;
   if (ok) {
     const std::uint64_t span = hi - lo + eb;
-    if (bound) ok = lo >= bound->base && span <= bound->bytes && lo - bound->base <= bound->bytes - span;
-    else if (vouched) ok = true;
+    if (bound) ok = bound->holds(lo, span);
+    else if (vouched_for(ptrs)) ok = true;
     else ok = find(lo, span) != nullptr;
   }
   if (!ok)
@@ -111,7 +118,7 @@ void MemoryMap::check_lane(const ir::Op& op, const Tile& ptrs, std::int64_t lane
     throw MemoryAccessError(fmt::format("misaligned {} at {}: {} at address {:#x} is not a multiple of the "
                                         "{}-byte element size", what, where, describe_lane(ptrs, lane), addr, eb));
   if (bound) {
-    if (addr >= bound->base && eb <= bound->bytes && addr - bound->base <= bound->bytes - eb) return;
+    if (bound->holds(addr, eb)) return;
     if (addr >= bound->base && addr - bound->base < bound->bytes)
       throw MemoryAccessError(fmt::format("out-of-bounds {} at {}: {} at address {:#x}: its {} bytes run past "
                                           "the end of the buffer of {} ({} bytes)", what, where,
@@ -123,9 +130,7 @@ void MemoryMap::check_lane(const ir::Op& op, const Tile& ptrs, std::int64_t lane
                                         "({} bytes) it derives from, {}", what, where, describe_lane(ptrs, lane),
                                         addr, bound->name, bound->bytes, position));
   }
-  const int arg = ptrs.provenance();
-  if (arg >= 0 && static_cast<std::size_t>(arg) < raw_arg_.size() && raw_arg_[arg] && any_raw_) return;
-  if (find(addr, eb)) return;
+  if (vouched_for(ptrs) || find(addr, eb)) return;
   for (const auto& b : buffers_)
     if (addr >= b.base && addr - b.base < b.bytes)
       throw MemoryAccessError(fmt::format("out-of-bounds {} at {}: {} at address {:#x}: its {} bytes run past "

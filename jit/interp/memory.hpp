@@ -33,8 +33,12 @@ class MemoryMap {
     std::uint64_t base;
     std::uint64_t bytes;
     std::string name;  // "argument 'x'", for messages
+    bool holds(std::uint64_t addr, std::uint64_t len) const;  // [addr, addr + len) lies inside
   };
   const Buffer* find(std::uint64_t addr, std::uint64_t len) const;
+  // Whether the pointers derive from a raw pointer argument that no extra buffer describes: the
+  // caller vouches for such accesses.
+  bool vouched_for(const Tile& ptrs) const;
   void check_lane(const ir::Op& op, const Tile& ptrs, std::int64_t lane, int elem_bytes, Access access,
                   const Buffer* bound) const;
   void record_races(const ir::Op& op, const Tile& ptrs, const std::uint8_t* mask, int elem_bytes, Access access,
