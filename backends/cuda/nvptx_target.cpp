@@ -149,6 +149,31 @@ class NvptxTarget final : public lower::Target {
                              {b.getInt32(0xffffffffu), v32, src_lane, b.getInt32(0x1f)});
   }
 
+  std::vector<llvm::Value*> ldmatrix_x4(llvm::IRBuilder<>& b, llvm::Value* row_address, bool trans) const override {
+    const auto id = trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
+                          : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16;
+    llvm::Value* r = b.CreateIntrinsic(id, {row_address->getType()}, {row_address});  // overloaded on the pointer
+    std::vector<llvm::Value*> out;
+    for (unsigned i = 0; i < 4; ++i) out.push_back(b.CreateExtractValue(r, {i}));
+    return out;
+  }
+  std::vector<llvm::Value*> mma_m16n8k16(llvm::IRBuilder<>& b, bool bf16, const std::vector<llvm::Value*>& a,
+                                         const std::vector<llvm::Value*>& bm,
+                                         const std::vector<llvm::Value*>& c) const override {
+    // f16 takes <2 x half> operands, bf16 i32 ones: cast each to what the intrinsic declares.
+    const auto id = bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
+    llvm::Function* f = llvm::Intrinsic::getOrInsertDeclaration(b.GetInsertBlock()->getModule(), id);
+    std::vector<llvm::Value*> args;
+    for (auto* v : a) args.push_back(v);
+    for (auto* v : bm) args.push_back(v);
+    for (auto* v : c) args.push_back(v);
+    for (unsigned i = 0; i < args.size(); ++i) args[i] = b.CreateBitCast(args[i], f->getFunctionType()->getParamType(i));
+    llvm::Value* r = b.CreateCall(f, args);
+    std::vector<llvm::Value*> d;
+    for (unsigned i = 0; i < 4; ++i) d.push_back(b.CreateExtractValue(r, {i}));
+    return d;
+  }
+
   // NVPTX's syncscope names (NVPTXUtilities: "block", "cluster", "device"; "" is .sys).
   std::string sync_scope(const std::string& scope) const override {
     return scope == "cta" ? "block" : scope == "gpu" ? "device" : "";

@@ -158,6 +158,36 @@ ir::Value* emit_fma(ir::Value* a, ir::Value* b, ir::Value* c, DType compute, con
   return bld.create1(OpKind::Fma, {a, b, c}, ir::Type::scalar(compute).with_shape(shape));
 }
 
+ir::Value* emit_dot(ir::Value* a, ir::Value* b, ir::Value* acc, const Loc& loc) {
+  const Shape &sa = a->type.shape, &sb = b->type.shape;
+  if (sa.size() != 2 || sb.size() != 2)
+    program_error(loc, fmt::format("dot needs 2-D tiles, got {} and {}", shape_str(sa), shape_str(sb)));
+  if (sa[1] != sb[0])
+    program_error(loc, fmt::format("dot needs a's columns to match b's rows (K): {} times {}", shape_str(sa), shape_str(sb)));
+  if (sa[0] < 16 || sb[1] < 16 || sa[1] < 16)
+    program_error(loc, fmt::format("dot needs M, N and K of at least 16 (the smallest tensor-core tile), got {} times {}",
+                                   shape_str(sa), shape_str(sb)));
+  if (a->type.dtype != b->type.dtype)
+    program_error(loc, fmt::format("dot needs a and b of one element type, got {} and {}", ir::dtype_name(a->type.dtype),
+                                   ir::dtype_name(b->type.dtype)));
+  const DType in = a->type.dtype;
+  if (in != DType::F16 && in != DType::BF16 && in != DType::F32 && in != DType::I8)
+    program_error(loc, fmt::format("dot supports f16, bf16, f32 and i8 operands, got {}", ir::dtype_name(in)));
+  const DType acc_type = in == DType::I8 ? DType::I32 : DType::F32;
+  const Shape out{sa[0], sb[1]};
+  ir::Builder& bld = builder_at(loc);
+  if (!acc) {
+    acc = emit_constant(acc_type, ScalarValue{false, 0, 0}, out, loc);
+  } else {
+    if (acc->type.shape != out)
+      program_error(loc, fmt::format("dot's accumulator must be {}, got {}", shape_str(out), shape_str(acc->type.shape)));
+    if (acc->type.dtype != acc_type)
+      program_error(loc, fmt::format("dot of {} operands accumulates in {}, got a {} accumulator", ir::dtype_name(in),
+                                     ir::dtype_name(acc_type), ir::dtype_name(acc->type.dtype)));
+  }
+  return bld.create1(OpKind::Dot, {a, b, acc}, ir::Type::scalar(acc_type).with_shape(out));
+}
+
 ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc& loc) {
   const Shape shape = broadcast_shape(ptr->type.shape, offset->type.shape, "+", loc);
   ir::Builder& b = builder_at(loc);

@@ -13,6 +13,30 @@ ir::Layout default_blocked_layout(const std::vector<I>& shape, int num_warps, in
   return blocked_layout(shape, num_warps, warp_size, vector, order);
 }
 
+bool dot_uses_mma(const ir::Op& dot, int warp_size) {
+  const ir::DType d = dot.operands.at(0)->type.dtype;
+  return warp_size == 32 && (d == ir::DType::F16 || d == ir::DType::BF16);
+}
+
+ir::Layout mma_v2_layout(const std::vector<I>& shape, int num_warps) {
+  // Warps split the tile as evenly as the per-warp tile allows (at least 16 rows, 8 columns),
+  // doubling along the dim whose per-warp extent is larger; warps beyond that replicate along N.
+  const I m = shape.at(0), n = shape.at(1);
+  int wm = 1, wn = 1;
+  while (wm * wn < num_warps) {
+    const bool can_m = m / (16 * wm) >= 2, can_n = n / (8 * wn) >= 2;
+    if (can_m && (!can_n || m / wm >= n / wn)) wm *= 2;
+    else wn *= 2;  // past N / 8 this replicates: warps hold the same columns
+  }
+  ir::Layout l;
+  l.kind = ir::Layout::Kind::Blocked;
+  l.size_per_thread = {1, 2};
+  l.threads_per_warp = {8, 4};
+  l.warps_per_cta = {wm, wn};
+  l.order = {1, 0};
+  return l;
+}
+
 ir::Layout blocked_layout(const std::vector<I>& shape, int num_warps, int warp_size, int vector,
                           const std::vector<int>& order) {
   const int rank = static_cast<int>(shape.size());

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "jit/ir/ir.hpp"
 #include "jit/ir/types.hpp"
 
 namespace tessera::analysis {
@@ -30,6 +31,18 @@ ir::Layout blocked_layout(const std::vector<std::int64_t>& shape, int num_warps,
                           const std::vector<int>& order);
 
 ir::Layout slice_layout(const ir::Layout& parent, int dim);
+
+// Whether `dot` runs on mma.sync m16n8k16 tensor-core instructions (f16 or bf16 operands, warps of
+// 32) rather than as fma loops from shared memory (every other case: f32, i8, warps of 64).
+bool dot_uses_mma(const ir::Op& dot, int warp_size);
+// The layout of an mma.sync m16n8 accumulator of an M x N tile (M, N >= 16, powers of two) as a
+// blocked layout: size_per_thread [1,2], threads_per_warp [8,4], warps_per_cta [Wm,Wn]. Lane l of
+// warp (wm, wn) holds rows 8*wm + l/4 + 8*Wm*i and columns 8*wn + 2*(l%4) + {0,1} + 8*Wn*j: the
+// PTX fragment c0..c3 of one m16n8 tile is row slots (2i, 2i+1) x column slots (2j, 2j+1), its
+// fragment row r <-> tile row 8*wm + r%8 + 8*Wm*(2i + r/8), fragment column c <-> tile column
+// 8*wn + c + 8*Wn*j. The tensor core does not care which tile row a fragment row is, so long as
+// the operands are fetched with the same map (lower_dot.cpp). Wm <= M/16 so that row slots pair.
+ir::Layout mma_v2_layout(const std::vector<std::int64_t>& shape, int num_warps);
 
 // Along `axis` of a blocked tile: the lanes and the warps that hold distinct positions (fewer
 // than threads_per_warp / warps_per_cta where the tile is smaller than the layout's CTA tile and

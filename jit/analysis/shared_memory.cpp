@@ -43,9 +43,18 @@ std::unordered_set<const ir::Value*> used_values(const ir::Module& m) {
 
 }  // namespace
 
+I dot_row_pad(ir::DType operand) { return 16 / ir::dtype_bytes(operand); }
+I dot_row_stride(ir::DType operand, I row_elems) { return row_elems + dot_row_pad(operand); }
+
 I shared_bytes(const Op& op) {
   I bytes = 0;
   switch (op.kind) {
+    case OpKind::Dot: {  // a then b, rows padded (lower_dot.cpp)
+      const auto& a = op.operands[0]->type;
+      const auto& b = op.operands[1]->type;
+      const I m = a.shape[0], k = a.shape[1], n = b.shape[1];
+      return (m * dot_row_stride(a.dtype, k) + k * dot_row_stride(a.dtype, n)) * ir::dtype_bytes(a.dtype);
+    }
     case OpKind::ConvertLayout: {
       const auto& t = op.result()->type;  // padded by one element per row (lower_convert_layout)
       return (t.numel() + t.numel() / t.shape.back() + 1) * ir::dtype_bytes(t.dtype);

@@ -30,6 +30,11 @@ namespace tessera::analysis {
 // True when some element of `t` is held by more than one thread (a tile smaller than its layout's
 // CTA tile, or a scalar): an atomic on it runs once, in the owner, and shares its old value.
 bool has_replicas(const ir::Type& t);
+// dot stages a (M x K) then b (K x N) in shared memory, each row padded by 16 bytes so that the
+// eight 16-byte rows an ldmatrix reads fall in distinct banks for any row length: the padding in
+// elements of `operand`'s type, and the row stride in elements.
+std::int64_t dot_row_pad(ir::DType operand);
+std::int64_t dot_row_stride(ir::DType operand, std::int64_t row_elems);
 // The bytes of shared memory `op` needs while it runs (0: none).
 std::int64_t shared_bytes(const ir::Op& op);
 

@@ -194,6 +194,30 @@ std::string fma_rule(const Op& op) {
   return "";
 }
 
+// dot(a <MxK>, b <KxN>, acc <MxN>) -> acc's type; element types as ops.def says.
+std::string dot_rule(const Op& op) {
+  const Type &a = operand_type(op, 0), &b = operand_type(op, 1), &acc = operand_type(op, 2);
+  if (a.rank() != 2 || b.rank() != 2 || acc.rank() != 2)
+    return fmt::format("'dot' needs 2-D tiles, got {}, {} and {}", to_string(a), to_string(b), to_string(acc));
+  if (a.dtype != b.dtype)
+    return fmt::format("'dot' needs operands of one element type, got {} and {}", to_string(a), to_string(b));
+  const bool float_pair = (a.dtype == DType::F16 || a.dtype == DType::BF16 || a.dtype == DType::F32) && acc.dtype == DType::F32;
+  const bool int_pair = a.dtype == DType::I8 && acc.dtype == DType::I32;
+  if (!float_pair && !int_pair)
+    return fmt::format("'dot' supports f16, bf16 or f32 operands with an f32 accumulator and i8 operands with an "
+                       "i32 accumulator, got {} operands and a {} accumulator", dtype_name(a.dtype), dtype_name(acc.dtype));
+  const std::int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+  if (b.shape[0] != k)
+    return fmt::format("'dot' needs a's columns to match b's rows (K), got {} and {}", to_string(a), to_string(b));
+  if (acc.shape[0] != m || acc.shape[1] != n)
+    return fmt::format("'dot' accumulator must be {}x{}, got {}", m, n, to_string(acc));
+  if (m < 16 || n < 16 || k < 16)
+    return fmt::format("'dot' needs M, N and K of at least 16 (the smallest tensor-core tile), got M={} N={} K={}", m, n, k);
+  if (!same_type(result_type(op), acc))
+    return fmt::format("dot result must be {}, got {}", to_string(acc), to_string(result_type(op)));
+  return "";
+}
+
 std::string compare_rule(const Op& op) {
   if (auto p = elementwise_same(op); !p.empty()) return p;
   if (!same_type(result_type(op), mask_like(operand_type(op, 0))))
@@ -357,6 +381,7 @@ std::string type_rule_problem(const Op& op) {
     case OpKind::Arange: return arange_rule(op);
     case OpKind::Select: return select_rule(op);
     case OpKind::Fma: return fma_rule(op);
+    case OpKind::Dot: return dot_rule(op);
     case OpKind::AddPtr: return addptr_rule(op);
     case OpKind::For: return for_rule(op);
     case OpKind::If: return if_rule(op);

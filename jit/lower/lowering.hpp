@@ -88,6 +88,13 @@ class KernelLowering {
   // This thread's lane coordinate along dim d of a blocked layout.
   llvm::Value* lane_coord(const ir::Layout& l, int d);
 
+  // dot (lower_dot.cpp): operands staged in shared memory, then mma.sync or fma loops.
+  void lower_dot(const ir::Op& op);
+  void lower_dot_mma(const ir::Op& op, llvm::Value* a_smem, llvm::Value* b_smem, std::int64_t a_stride,
+                     std::int64_t b_stride);
+  // Writes tile `v` row-major into shared memory at `base`, rows `row_stride` elements apart.
+  void stage_in_shared(const ir::Value* v, llvm::Value* base, std::int64_t row_stride);
+
   // Atomics (lower_atomics.cpp).
   void lower_atomic(const ir::Op& op);
   llvm::Value* owner_predicate(const ir::Type& t);  // null: every thread owns its elements

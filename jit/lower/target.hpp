@@ -65,6 +65,23 @@ class Target {
   // The value of lane `src_lane` (i32, any lane of the warp): a broadcast from one lane.
   virtual llvm::Value* shuffle_idx(llvm::IRBuilder<>& b, llvm::Value* v32, llvm::Value* src_lane) const = 0;
 
+  // Tensor-core hooks (warps of 32 only; lower_dot.cpp). The defaults (jit/lower/mma_emulation.cpp)
+  // compute exactly what the PTX instruction defines from each lane's registers, through
+  // shuffle_idx, so that a target without the instruction (the host target) checks the fragment
+  // maps element by element; NVIDIA targets emit the instruction.
+  //
+  // ldmatrix.sync.aligned.m8n8.x4[.trans].b16: each lane gives the shared-memory address of one
+  // 16-byte row (lanes 8q..8q+7 the rows of matrix q); returns four i32, one per matrix: without
+  // trans, lane l gets row l/4, elements 2*(l%4) and 2*(l%4)+1 of matrix q (low half first); with
+  // trans, rows 2*(l%4) and 2*(l%4)+1 of column l/4.
+  virtual std::vector<llvm::Value*> ldmatrix_x4(llvm::IRBuilder<>& b, llvm::Value* row_address, bool trans) const;
+  // mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}: a is four i32 (pairs of 16-bit elements),
+  // b two i32, c four f32; returns d = a·b + c as four f32, in the PTX ISA's fragment layout
+  // (c0, c1: row l/4, columns 2*(l%4) and +1; c2, c3: row l/4 + 8).
+  virtual std::vector<llvm::Value*> mma_m16n8k16(llvm::IRBuilder<>& b, bool bf16, const std::vector<llvm::Value*>& a,
+                                                 const std::vector<llvm::Value*>& bm,
+                                                 const std::vector<llvm::Value*>& c) const;
+
   // The LLVM syncscope name of an atomic's scope ("cta", "gpu" or "sys"). The default, "" (the
   // whole system), is correct everywhere but may be slower than the target's narrower scopes.
   virtual std::string sync_scope(const std::string& scope) const;

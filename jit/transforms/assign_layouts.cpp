@@ -31,6 +31,7 @@ class LayoutAssigner {
 
   void run() {
     collect_rank_defaults(module_.entry());
+    collect_anchors(module_.entry());
     process_block(module_.entry());
     insert_conversions();
   }
@@ -65,6 +66,48 @@ class LayoutAssigner {
   }
 
   const Layout& default_for(const Value* v) { return defaults_.at(v->type.rank()); }
+
+  // Values that stay in a tensor-core accumulator's layout: dot results, the loop-carried values
+  // and loop results they flow through, and elementwise functions of them of the same shape (the
+  // epilogue: casts, bias, activations). Keeping the epilogue in the accumulator's layout and
+  // storing from it moves no data between threads, where converting the accumulator first would
+  // need shared memory for the whole f32 tile.
+  void collect_anchors(ir::Block& b) {
+    ir::walk(b, [&](Op& op) {
+      if (op.kind == OpKind::Dot) {
+        anchors_[op.result()] = dot_layout(op);
+        return;
+      }
+      if (op.kind == OpKind::For) {
+        const Op* yield = op.regions[0]->block->terminator();
+        for (std::size_t i = 0; yield && i < yield->operands.size(); ++i) {
+          const Value* y = yield->operands[i];
+          if (!y->def || y->def->kind != OpKind::Dot) continue;
+          const Layout l = analysis::dot_uses_mma(*y->def, warp_size_) ? analysis::mma_v2_layout(y->type.shape, module_.num_warps)
+                                                                         : Layout{};
+          if (l.is_none()) continue;
+          anchors_[op.regions[0]->block->args[i + 1].get()] = l;
+          anchors_[op.results[i].get()] = l;
+        }
+        return;
+      }
+      const auto cat = op.info().category;
+      const bool elementwise = cat == ir::OpCategory::Unary || cat == ir::OpCategory::Binary ||
+                               cat == ir::OpCategory::Compare || op.kind == OpKind::Fma || op.kind == OpKind::Select;
+      if (!elementwise || op.results.size() != 1 || !op.result()->type.is_tile()) return;
+      for (const Value* v : op.operands) {
+        auto it = anchors_.find(v);
+        if (it != anchors_.end() && v->type.shape == op.result()->type.shape) {
+          anchors_[op.result()] = it->second;
+          return;
+        }
+      }
+    });
+  }
+  const Layout* anchor_of(const Value* v) const {
+    auto it = anchors_.find(v);
+    return it == anchors_.end() ? nullptr : &it->second;
+  }
 
   // Coalescing: the layout under which a warp's accesses of this load/store/atomic touch
   // contiguous memory with the widest vector axis info allows: order[0] is the dim along which
@@ -117,10 +160,27 @@ class LayoutAssigner {
     for (auto it = b.ops.rbegin(); it != b.ops.rend(); ++it) process_op(**it);
   }
 
+  // The layout a dot computes its result in: the tensor-core accumulator's where it runs on
+  // tensor cores, else the rank's default.
+  Layout dot_layout(const Op& dot) {
+    if (analysis::dot_uses_mma(dot, warp_size_)) return analysis::mma_v2_layout(dot.result()->type.shape, module_.num_warps);
+    return default_for(dot.result());
+  }
+
   void process_op(Op& op) {
     if (op.kind == OpKind::For) {
-      for (auto& a : op.regions[0]->block->args) set_default(a.get());
-      for (auto& r : op.results) set_default(r.get());
+      // A value carried around the loop as a dot's accumulator keeps the dot's layout, so that the
+      // loop body converts nothing; every other carried value takes the rank's default.
+      auto& args = op.regions[0]->block->args;
+      for (std::size_t i = 0; i < args.size(); ++i) {
+        if (const Layout* a = anchor_of(args[i].get())) {
+          set_layout(args[i].get(), *a);
+          set_layout(op.results[i - 1].get(), *a);
+        } else {
+          set_default(args[i].get());
+          if (i > 0) set_default(op.results[i - 1].get());
+        }
+      }
     }
     if (op.kind == OpKind::If)
       for (auto& r : op.results) set_default(r.get());
@@ -136,6 +196,10 @@ class LayoutAssigner {
 
     if (is_atomic(op))  // computed where its operands are (the default layout), converted for users
       set_layout(op.result(), access_layout(op));
+    else if (op.kind == OpKind::Dot)
+      set_layout(op.result(), dot_layout(op));
+    else if (const Layout* a = op.results.size() == 1 ? anchor_of(op.result()) : nullptr)
+      set_layout(op.result(), *a);
     else if (op.kind == OpKind::Load && op.result()->type.is_tile())
       set_layout(op.result(), load_layout(op));
     else if (op.kind != OpKind::For && op.kind != OpKind::If && op.kind != OpKind::Reduce && op.kind != OpKind::Scan)
@@ -165,6 +229,9 @@ class LayoutAssigner {
         return analysis::slice_layout(out, static_cast<int>(op.int_attr("axis")));
       }
       case OpKind::Store:
+        // A store of an accumulator-layout value (a matmul's epilogue) stores from that layout.
+        if (const Layout* a = anchor_of(op.operands[1])) return *a;
+        return access_layout(op);
       case OpKind::AtomicRmw:
       case OpKind::AtomicCas:
         return access_layout(op);
@@ -179,6 +246,9 @@ class LayoutAssigner {
         return default_for(v);
       case OpKind::For:
         return op.regions[0]->block->args[i - 2]->type.layout;  // inits follow lb, ub, step
+      case OpKind::Dot:  // a and b go through shared memory from any layout (lower_dot.cpp)
+        if (i < 2) return default_for(v);
+        return op.result()->type.layout;
       case OpKind::Yield: {
         Op* parent = op.parent->parent->parent;
         if (parent->kind == OpKind::For) return parent->regions[0]->block->args[i + 1]->type.layout;
@@ -215,6 +285,7 @@ class LayoutAssigner {
   int warp_size_;
   analysis::AxisInfoAnalysis axis_;
   std::map<int, Layout> defaults_;
+  std::unordered_map<const Value*, Layout> anchors_;
   std::unordered_map<const Value*, Layout> requested_;
   std::vector<Use> uses_;
 };

@@ -21,6 +21,7 @@ export -f run; export LOG
 # One program per line, with its arguments. The GPU tests tagged [api-error] make a driver call
 # fail on purpose (broken PTX must give its log), which compute-sanitizer counts as an error.
 programs="vector_add
+matmul
 fused_elu
 broadcast_2d
 softmax

@@ -62,6 +62,9 @@ TESSERA_API ir::Value* emit_unary(UnOp op, ir::Value* a, const Loc& loc);
 // pow(a, b) and fma(a, b, c): operands cast to `compute` (a float type) and broadcast together.
 TESSERA_API ir::Value* emit_pow(ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
 TESSERA_API ir::Value* emit_fma(ir::Value* a, ir::Value* b, ir::Value* c, DType compute, const Loc& loc);
+// dot(a, b, acc): acc + a·b (ops.def); acc null means zeros of the accumulator type a's type gets
+// (f32 for float operands, i32 for i8).
+TESSERA_API ir::Value* emit_dot(ir::Value* a, ir::Value* b, ir::Value* acc, const Loc& loc);
 TESSERA_API ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc& loc);
 TESSERA_API ir::Value* emit_cast(ir::Value* a, DType to, const Loc& loc);
 TESSERA_API ir::Value* emit_expand_dims(ir::Value* a, int axis, const Loc& loc);

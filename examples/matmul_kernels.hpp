@@ -1,0 +1,93 @@
+// Matrix multiplication C = A·B as Triton's tutorial 03: one program per BLOCK_M x BLOCK_N tile of
+// C, programs ordered in groups of GROUP_M rows of tiles so that programs running together share
+// A's rows and B's columns in L2, a loop over K in BLOCK_K steps with masked edges (any M, N, K
+// and any strides), the accumulator in f32 (i32 for int8), cast to C's type at the end. Shared by
+// the example, the tests and the benchmarks, with a plain C++ reference.
+#pragma once
+#include <tessera/tessera.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace tessera_examples {
+namespace ts = tessera;
+
+struct MatmulShape {
+  std::int64_t m, n, k;
+  std::int64_t stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn;
+};
+
+// In: the operands' element type (half, bfloat16, float, int8_t); Out: C's.
+template <class In, class Out>
+auto make_matmul(const char* name = "matmul") {
+  return ts::kernel(name, [](ts::Ptr<In> a, ts::Ptr<In> b, ts::Ptr<Out> c, ts::Int m, ts::Int n, ts::Int k,
+                             ts::Int stride_am, ts::Int stride_ak, ts::Int stride_bk, ts::Int stride_bn,
+                             ts::Int stride_cm, ts::Int stride_cn) {
+    const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
+    const int BK = static_cast<int>(ts::meta("BLOCK_K")), GROUP_M = static_cast<int>(ts::meta("GROUP_M"));
+    auto pid = ts::program_id(0);
+    auto num_pid_m = (m + (BM - 1)) / BM;
+    auto num_pid_n = (n + (BN - 1)) / BN;
+    auto num_pid_in_group = num_pid_n * GROUP_M;
+    auto group_id = pid / num_pid_in_group;
+    auto first_pid_m = group_id * GROUP_M;
+    auto group_size_m = ts::minimum(num_pid_m - first_pid_m, GROUP_M);
+    auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
+    auto pid_n = (pid % num_pid_in_group) / group_size_m;
+    // Rows and columns past the edge wrap (% m, % n) so that their loads stay in bounds; their
+    // results are masked off at the store.
+    auto rows = (pid_m * BM + ts::arange(0, BM)) % m;
+    auto cols = (pid_n * BN + ts::arange(0, BN)) % n;
+    auto offs_k = ts::arange(0, BK);
+    auto acc = ts::zeros<ts::dot_accumulator_t<In>>({BM, BN});
+    ts::for_range(0, k, BK, [&](ts::Int k0) {
+      auto ks = k0 + offs_k;
+      auto a_tile = ts::load(a + rows.col() * stride_am + ks.row() * stride_ak, ks.row() < k, 0);
+      auto b_tile = ts::load(b + ks.col() * stride_bk + cols.row() * stride_bn, ks.col() < k, 0);
+      acc = ts::dot(a_tile, b_tile, acc);
+    });
+    auto out_rows = pid_m * BM + ts::arange(0, BM);
+    auto out_cols = pid_n * BN + ts::arange(0, BN);
+    auto mask = (out_rows.col() < m) & (out_cols.row() < n);
+    ts::store(c + out_rows.col() * stride_cm + out_cols.row() * stride_cn, acc.template to<Out>(), mask);
+  });
+}
+
+struct MatmulConfig {
+  std::int64_t block_m = 128, block_n = 128, block_k = 32, group_m = 8;
+  int num_warps = 8, num_stages = 1;
+};
+
+inline ts::LaunchOptions matmul_options(const MatmulShape& s, const MatmulConfig& cfg = {},
+                                        ts::Executor ex = ts::Executor::Auto) {
+  const std::int64_t tiles = ((s.m + cfg.block_m - 1) / cfg.block_m) * ((s.n + cfg.block_n - 1) / cfg.block_n);
+  return {.grid = {tiles},
+          .meta = {{"BLOCK_M", cfg.block_m}, {"BLOCK_N", cfg.block_n}, {"BLOCK_K", cfg.block_k}, {"GROUP_M", cfg.group_m}},
+          .num_warps = cfg.num_warps,
+          .num_stages = cfg.num_stages,
+          .executor = ex};
+}
+
+// The launch arguments after the three pointers.
+inline auto matmul_scalars(const MatmulShape& s) {
+  auto i = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  return std::make_tuple(i(s.m), i(s.n), i(s.k), i(s.stride_am), i(s.stride_ak), i(s.stride_bk), i(s.stride_bn),
+                         i(s.stride_cm), i(s.stride_cn));
+}
+
+// C = A·B in double (floats) or int64 (ints), elements read through the strides.
+template <class In>
+std::vector<double> matmul_reference(std::span<const In> a, std::span<const In> b, const MatmulShape& s) {
+  std::vector<double> c(static_cast<std::size_t>(s.m * s.n));
+  for (std::int64_t i = 0; i < s.m; ++i)
+    for (std::int64_t p = 0; p < s.k; ++p) {
+      const double x = static_cast<double>(static_cast<float>(a[i * s.stride_am + p * s.stride_ak]));
+      for (std::int64_t j = 0; j < s.n; ++j)
+        c[i * s.n + j] += x * static_cast<double>(static_cast<float>(b[p * s.stride_bk + j * s.stride_bn]));
+    }
+  return c;
+}
+
+}  // namespace tessera_examples

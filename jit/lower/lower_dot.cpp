@@ -1,0 +1,176 @@
+// dot(a, b, acc) (ops.def). a (M x K) and b (K x N) are written to the op's shared-memory region
+// from whatever layout they arrive in, rows padded by 16 bytes (analysis::dot_row_stride), then:
+// - on tensor cores (analysis::dot_uses_mma: f16/bf16, warps of 32), each warp fetches operand
+//   fragments with ldmatrix and issues mma.sync m16n8k16 into an accumulator laid out as
+//   analysis::mma_v2_layout says (jit/analysis/layouts.hpp has the fragment <-> tile map);
+// - otherwise each thread computes its own result elements with fma loops over k from shared
+//   memory, in the order the interpreter uses (k ascending), so f32 and i8 match it exactly.
+// Not yet: a multi-stage ring of shared buffers filled by cp.async (num_stages), swizzled instead
+// of padded rows, wgmma on sm_90a (notes/tensor-cores.md).
+#include <fmt/format.h>
+
+#include "jit/lower/lowering.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::lower {
+using ir::DType;
+using ir::Op;
+using I = std::int64_t;
+
+namespace {
+llvm::Value* i32(llvm::IRBuilder<>& b, I v) { return b.getInt32(static_cast<std::uint32_t>(v)); }
+}  // namespace
+
+void KernelLowering::stage_in_shared(const ir::Value* v, llvm::Value* base, I row_stride) {
+  // Each thread writes the elements it holds; runs of elements contiguous along the row that the
+  // layout keeps in one thread go as one vector of up to 16 bytes (rows are 16-byte aligned).
+  const ir::Type& t = v->type;
+  const auto dist = analysis::distribute(t);
+  llvm::Type* elem = scalar_type(t.element());
+  const I esz = ir::dtype_bytes(t.dtype);
+  I run = 1;
+  if (dist.slice_dim < 0 && dist.layout.order[0] == 1)
+    run = std::min<I>({dist.layout.size_per_thread[1], dist.slots[1], 16 / esz});
+  const Elems& elems = get(v);
+  for (I k = 0; k < static_cast<I>(elems.size()); k += run) {
+    auto coords = element_coords(t, k);
+    llvm::Value* index = b_.CreateAdd(b_.CreateMul(coords[0], i32(b_, row_stride)), coords[1]);
+    llvm::Value* ptr = b_.CreateGEP(elem, base, index);
+    if (run == 1) {
+      b_.CreateStore(elems[k], ptr);
+      continue;
+    }
+    llvm::Value* vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(elem, static_cast<unsigned>(run)));
+    for (I j = 0; j < run; ++j) vec = b_.CreateInsertElement(vec, elems[k + j], static_cast<std::uint64_t>(j));
+    b_.CreateAlignedStore(vec, ptr, llvm::Align(static_cast<std::uint64_t>(run * esz)));
+  }
+}
+
+void KernelLowering::lower_dot(const Op& op) {
+  const ir::Type& at = op.operands[0]->type;
+  const ir::Type& bt = op.operands[1]->type;
+  const ir::Type& rt = op.result()->type;
+  const I m = at.shape[0], k = at.shape[1], n = bt.shape[1];
+  const I esz = ir::dtype_bytes(at.dtype);
+  const I a_stride = analysis::dot_row_stride(at.dtype, k), b_stride = analysis::dot_row_stride(at.dtype, n);
+  llvm::Type* elem = scalar_type(at.element());
+  llvm::Value* a_smem = scratch(op);
+  llvm::Value* b_smem = b_.CreateConstGEP1_32(b_.getInt8Ty(), a_smem, static_cast<unsigned>(m * a_stride * esz));
+
+  shared_phase(op, 0);
+  stage_in_shared(op.operands[0], a_smem, a_stride);
+  stage_in_shared(op.operands[1], b_smem, b_stride);
+  shared_phase(op, 1);
+
+  if (analysis::dot_uses_mma(op, target_.warp_size())) {
+    if (!(rt.layout == analysis::mma_v2_layout(rt.shape, m_.num_warps)))
+      throw InternalError(fmt::format("lowering: tensor-core dot whose result is not in the mma layout at {}", op.loc.str()));
+    return lower_dot_mma(op, a_smem, b_smem, a_stride, b_stride);
+  }
+
+  // fma loops: result slot s at (row, col) = acc + sum_k a[row][k] * b[k][col], k ascending, as
+  // one LLVM loop over k (unrolled, the code would grow with K times the slots).
+  const Elems& acc = get(op.operands[2]);
+  const bool is_int = rt.dtype == DType::I32;
+  std::vector<llvm::Value*> a_rows, b_cols;
+  for (I s = 0; s < static_cast<I>(acc.size()); ++s) {
+    auto rc = element_coords(rt, s);
+    a_rows.push_back(b_.CreateMul(rc[0], i32(b_, a_stride)));
+    b_cols.push_back(rc[1]);
+  }
+  llvm::BasicBlock* entry = b_.GetInsertBlock();
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "dot.k", fn_);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "dot.done", fn_);
+  b_.CreateBr(body);
+  b_.SetInsertPoint(body);
+  llvm::PHINode* p = b_.CreatePHI(b_.getInt32Ty(), 2);
+  p->addIncoming(i32(b_, 0), entry);
+  std::vector<llvm::PHINode*> sums;
+  for (llvm::Value* v : acc) {
+    sums.push_back(b_.CreatePHI(v->getType(), 2));
+    sums.back()->addIncoming(v, entry);
+  }
+  llvm::Value* b_row = b_.CreateMul(p, i32(b_, b_stride));
+  Elems next;
+  for (std::size_t s = 0; s < acc.size(); ++s) {
+    llvm::Value* x = b_.CreateLoad(elem, b_.CreateGEP(elem, a_smem, b_.CreateAdd(a_rows[s], p)));
+    llvm::Value* y = b_.CreateLoad(elem, b_.CreateGEP(elem, b_smem, b_.CreateAdd(b_row, b_cols[s])));
+    if (is_int) {
+      next.push_back(b_.CreateAdd(sums[s], b_.CreateMul(b_.CreateSExt(x, b_.getInt32Ty()), b_.CreateSExt(y, b_.getInt32Ty()))));
+      continue;
+    }
+    if (at.dtype != DType::F32) {
+      x = b_.CreateFPExt(x, b_.getFloatTy());
+      y = b_.CreateFPExt(y, b_.getFloatTy());
+    }
+    next.push_back(b_.CreateIntrinsic(llvm::Intrinsic::fma, {b_.getFloatTy()}, {x, y, sums[s]}));
+  }
+  llvm::Value* p_next = b_.CreateAdd(p, i32(b_, 1));
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
+  p->addIncoming(p_next, latch);
+  for (std::size_t s = 0; s < acc.size(); ++s) sums[s]->addIncoming(next[s], latch);
+  b_.CreateCondBr(b_.CreateICmpULT(p_next, i32(b_, k)), body, done);
+  b_.SetInsertPoint(done);
+  set(op.result(), std::move(next));
+}
+
+void KernelLowering::lower_dot_mma(const Op& op, llvm::Value* a_smem, llvm::Value* b_smem, I a_stride, I b_stride) {
+  const ir::Type& at = op.operands[0]->type;
+  const ir::Type& rt = op.result()->type;
+  const ir::Layout& l = rt.layout;
+  const I m = rt.shape[0], n = rt.shape[1], k = at.shape[1];
+  const I esz = ir::dtype_bytes(at.dtype);
+  const I wm_count = l.warps_per_cta[0], wn_count = l.warps_per_cta[1];
+  const auto dist = analysis::distribute(rt);
+  const I row_slots = dist.slots[0], col_slots = dist.slots[1];
+  const I m_tiles = row_slots / 2, n_tiles = col_slots / 2;
+  if (row_slots % 2 || col_slots % 2)
+    throw InternalError(fmt::format("lowering: mma layout with odd slot counts at {}", op.loc.str()));
+  const bool bf16 = at.dtype == DType::BF16;
+
+  llvm::Value* lane = b_.CreateURem(tid_, i32(b_, target_.warp_size()));
+  llvm::Value* lane_row = b_.CreateAnd(lane, i32(b_, 7));                        // L % 8
+  llvm::Value* lane_q = b_.CreateLShr(lane, i32(b_, 3));                         // L / 8
+  llvm::Value* q_low = b_.CreateAnd(lane_q, i32(b_, 1));
+  llvm::Value* q_high = b_.CreateLShr(lane_q, i32(b_, 1));
+  llvm::Value* wm = warp_coord(l, 0);
+  llvm::Value* wn = warp_coord(l, 1);
+  auto byte_ptr = [&](llvm::Value* base, llvm::Value* elem_index) {
+    return b_.CreateGEP(b_.getInt8Ty(), base, b_.CreateMul(elem_index, i32(b_, esz)));
+  };
+
+  Elems acc = get(op.operands[2]);
+  for (I kk = 0; kk < k / 16; ++kk) {
+    // A: for m-tile i, lane L gives the row of fragment row (L%8) + 8*(q%2), k half q/2:
+    // tile row 8*wm + L%8 + 8*Wm*(2i + q%2).
+    std::vector<std::vector<llvm::Value*>> a_frag;
+    for (I i = 0; i < m_tiles; ++i) {
+      llvm::Value* row = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(wm, i32(b_, 8)), lane_row),
+                                      b_.CreateMul(b_.CreateAdd(i32(b_, 2 * i), q_low), i32(b_, 8 * wm_count)));
+      llvm::Value* col = b_.CreateAdd(i32(b_, 16 * kk), b_.CreateMul(q_high, i32(b_, 8)));
+      a_frag.push_back(target_.ldmatrix_x4(b_, byte_ptr(a_smem, b_.CreateAdd(b_.CreateMul(row, i32(b_, a_stride)), col)), false));
+    }
+    // B (stored k-major): n-tiles j and j+1 in one ldmatrix.trans; lane L gives k row
+    // 16*kk + 8*(q%2) + L%8 of n-tile j + q/2, whose columns start at 8*wn + 8*Wn*(j + q/2) mod N.
+    std::vector<std::vector<llvm::Value*>> b_frag(n_tiles);
+    for (I j = 0; j < n_tiles; j += 2) {
+      llvm::Value* tile = n_tiles > 1 ? b_.CreateAdd(i32(b_, j), q_high) : i32(b_, j);
+      llvm::Value* col = b_.CreateAnd(b_.CreateAdd(b_.CreateMul(wn, i32(b_, 8)), b_.CreateMul(tile, i32(b_, 8 * wn_count))),
+                                      i32(b_, n - 1));
+      llvm::Value* krow = b_.CreateAdd(i32(b_, 16 * kk), b_.CreateAdd(b_.CreateMul(q_low, i32(b_, 8)), lane_row));
+      auto r = target_.ldmatrix_x4(b_, byte_ptr(b_smem, b_.CreateAdd(b_.CreateMul(krow, i32(b_, b_stride)), col)), true);
+      b_frag[j] = {r[0], r[1]};
+      if (j + 1 < n_tiles) b_frag[j + 1] = {r[2], r[3]};
+    }
+    for (I i = 0; i < m_tiles; ++i)
+      for (I j = 0; j < n_tiles; ++j) {
+        const I s0 = (2 * i) * col_slots + 2 * j, s1 = (2 * i + 1) * col_slots + 2 * j;
+        auto d = target_.mma_m16n8k16(b_, bf16, a_frag[i], b_frag[j], {acc[s0], acc[s0 + 1], acc[s1], acc[s1 + 1]});
+        acc[s0] = d[0], acc[s0 + 1] = d[1], acc[s1] = d[2], acc[s1 + 1] = d[3];
+      }
+  }
+  (void)m;
+  set(op.result(), std::move(acc));
+}
+
+}  // namespace tessera::lower

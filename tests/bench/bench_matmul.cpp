@@ -1,0 +1,126 @@
+// tessera matmul on a CUDA GPU (examples/matmul_kernels.hpp), TFLOP/s per shape and block
+// configuration, timed as triton.testing.do_bench times (an L2-flushing memset before each run,
+// median of the repetitions). Each case is checked once before it is timed: 256 sampled elements
+// of C against a double-precision host dot product, |got - want| <= 2e-2 * (1 + |want|) / (bf16,
+// f16 outputs round to 8 / 11 bits). Prints one line per (shape, config) and exits 3 when a check
+// failed. tests/bench/matmul_ref.py is Triton's and cuBLAS's side.
+//   tessera_bench_matmul
+#include <tessera/tessera.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "backends/cuda/cuda_driver.hpp"
+#include "examples/matmul_kernels.hpp"
+
+namespace ts = tessera;
+namespace ex = tessera_examples;
+
+namespace {
+
+template <class F>
+double time_ms(tessera::cuda::CudaDriver& drv, F&& f, int reps) {
+  static const std::size_t flush_bytes = std::size_t{256} << 20;
+  static const tessera::cuda::CUdeviceptr flush = drv.alloc(flush_bytes);
+  std::vector<double> t;
+  auto a = drv.create_event(), b = drv.create_event();
+  for (int i = 0; i < reps; ++i) {
+    drv.memset_d8(flush, 0, flush_bytes);
+    drv.record_event(a, nullptr);
+    f();
+    drv.record_event(b, nullptr);
+    drv.synchronize_event(b);
+    t.push_back(drv.elapsed_ms(a, b));
+  }
+  drv.destroy_event(a);
+  drv.destroy_event(b);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+int g_failed = 0;
+
+template <class T>
+void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t m, std::int64_t n, std::int64_t k) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<T> ha(static_cast<std::size_t>(m * k)), hb(static_cast<std::size_t>(k * n));
+  for (auto& v : ha) v = T(dist(rng));
+  for (auto& v : hb) v = T(dist(rng));
+  auto a = ts::Buffer<T>::from_host(ha);
+  auto b = ts::Buffer<T>::from_host(hb);
+  ts::Buffer<T> c(static_cast<std::size_t>(m * n));
+  static auto matmul = ex::make_matmul<T, T>("matmul");
+  const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
+  const ex::MatmulConfig configs[] = {
+      {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8, .num_warps = 8},
+      {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8},
+      {.block_m = 128, .block_n = 256, .block_k = 32, .group_m = 8, .num_warps = 8},
+      {.block_m = 64, .block_n = 128, .block_k = 32, .group_m = 8, .num_warps = 4},
+      {.block_m = 128, .block_n = 64, .block_k = 64, .group_m = 8, .num_warps = 4},
+  };
+  double best = 0;
+  std::string best_cfg;
+  for (const auto& cfg : configs) {
+    const std::string name = std::string(dtype) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    const std::string cfg_name = std::to_string(cfg.block_m) + "x" + std::to_string(cfg.block_n) + "x" +
+                                 std::to_string(cfg.block_k) + "/w" + std::to_string(cfg.num_warps);
+    try {
+      auto launch = [&] {
+        std::apply([&](auto... sc) { matmul[ex::matmul_options(s, cfg)](a, b, c, sc...); }, ex::matmul_scalars(s));
+      };
+      drv.memset_d8(reinterpret_cast<tessera::cuda::CUdeviceptr>(c.data()), 0xff, c.size() * sizeof(T));  // NaN poison
+      launch();
+      drv.context_synchronize();
+      const auto got = c.to_host();
+      int bad = 0;
+      std::mt19937 pick(5);
+      for (int t = 0; t < 256; ++t) {
+        const std::int64_t i = static_cast<std::int64_t>(pick() % static_cast<std::uint32_t>(m));
+        const std::int64_t j = static_cast<std::int64_t>(pick() % static_cast<std::uint32_t>(n));
+        double want = 0;
+        for (std::int64_t p = 0; p < k; ++p)
+          want += static_cast<double>(static_cast<float>(ha[i * k + p])) * static_cast<double>(static_cast<float>(hb[p * n + j]));
+        const double g = static_cast<float>(got[i * n + j]);
+        if (!(std::abs(g - want) <= 2e-2 * (1 + std::abs(want)))) {
+          if (bad++ < 3) std::fprintf(stderr, "CHECK FAILED %s %s: C[%lld,%lld] = %g, want %g\n", name.c_str(), cfg_name.c_str(),
+                                      static_cast<long long>(i), static_cast<long long>(j), g, want);
+        }
+      }
+      for (int i = 0; i < 3; ++i) launch();
+      const double ms = time_ms(drv, launch, 20);
+      const double tflops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (ms * 1e-3) / 1e12;
+      std::printf("tessera %-26s %-14s %8.1f TFLOP/s  check %s\n", name.c_str(), cfg_name.c_str(), tflops, bad ? "FAILED" : "ok");
+      std::fflush(stdout);
+      if (bad) ++g_failed;
+      else if (tflops > best) best = tflops, best_cfg = cfg_name;
+    } catch (const ts::Error& e) {
+      std::printf("tessera %-26s %-14s could not run: %s\n", name.c_str(), cfg_name.c_str(), e.what());
+    }
+  }
+  std::printf("BEST tessera %s %lldx%lldx%lld %.1f TFLOP/s (%s)\n", dtype, static_cast<long long>(m), static_cast<long long>(n),
+              static_cast<long long>(k), best, best_cfg.c_str());
+}
+
+}  // namespace
+
+int main() {
+  try {
+    auto& drv = tessera::cuda::CudaDriver::require();
+    drv.ensure_context();
+    bench_shape<ts::bfloat16>(drv, "bf16", 4096, 4096, 4096);
+    bench_shape<ts::bfloat16>(drv, "bf16", 8192, 8192, 8192);
+    bench_shape<ts::half>(drv, "fp16", 8192, 8192, 8192);
+    bench_shape<ts::bfloat16>(drv, "bf16", 8192, 8192, 512);
+    bench_shape<ts::bfloat16>(drv, "bf16", 16384, 1024, 1024);
+  } catch (const ts::Error& e) {
+    std::fprintf(stderr, "bench_matmul: %s\n", e.what());
+    return 1;
+  }
+  return g_failed ? 3 : 0;
+}

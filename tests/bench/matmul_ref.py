@@ -1,0 +1,91 @@
+"""Triton 3.6 and cuBLAS (torch.matmul) side of tests/bench/bench_matmul.cpp: the same shapes,
+TFLOP/s, timed with triton.testing.do_bench (median). Triton's kernel is the classic grouped-order
+matmul of its tutorial 03 (the algorithm tessera's example runs), with an autotuned choice over the
+usual configs (num_stages 3-4, which tessera does not have yet) and, separately, num_stages=1 (the
+same schedule as tessera's today: compares compilers). Each kernel's output is checked against
+torch.matmul before it is timed."""
+import sys
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    in_group = GROUP_M * num_pid_n
+    first_m = (pid // in_group) * GROUP_M
+    size_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + ((pid % in_group) % size_m)
+    pid_n = (pid % in_group) // size_m
+    rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + rk
+        a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak, mask=ks[None, :] < K, other=0.0)
+        b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn, mask=ks[:, None] < K, other=0.0)
+        acc = tl.dot(a, b, acc)
+    om = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    on = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + om[:, None] * stride_cm + on[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty),
+             mask=(om[:, None] < M) & (on[None, :] < N))
+
+
+CONFIGS = [  # (BM, BN, BK, warps, stages): Triton tutorial's CUDA configs
+    (128, 256, 64, 8, 3), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
+    (64, 128, 32, 4, 4), (128, 128, 64, 8, 3), (128, 128, 32, 8, 1), (128, 128, 64, 8, 1), (64, 128, 32, 4, 1),
+]
+
+
+def run(a, b, c, cfg):
+    bm, bn, bk, w, s = cfg
+    M, K = a.shape
+    N = b.shape[1]
+    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+    matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=w, num_stages=s)
+
+
+def main():
+    shapes = [("bf16", 4096, 4096, 4096), ("bf16", 8192, 8192, 8192), ("fp16", 8192, 8192, 8192),
+              ("bf16", 8192, 8192, 512), ("bf16", 16384, 1024, 1024)]
+    failed = 0
+    for dt, M, N, K in shapes:
+        dtype = torch.bfloat16 if dt == "bf16" else torch.float16
+        torch.manual_seed(0)
+        a = torch.rand(M, K, device="cuda", dtype=dtype) * 2 - 1
+        b = torch.rand(K, N, device="cuda", dtype=dtype) * 2 - 1
+        ref = torch.matmul(a, b)
+        flops = 2.0 * M * N * K
+        ms = triton.testing.do_bench(lambda: torch.matmul(a, b), warmup=25, rep=200, return_mode="median")
+        print(f"cuBLAS  {dt} {M}x{N}x{K} {flops / ms / 1e9:8.1f} TFLOP/s", flush=True)
+        best, best_s1 = 0.0, 0.0
+        for cfg in CONFIGS:
+            c = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
+            try:
+                run(a, b, c, cfg)
+            except Exception as e:  # out of resources for a config
+                print(f"triton  {dt} {M}x{N}x{K} {cfg} could not run: {type(e).__name__}", flush=True)
+                continue
+            ok = torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=2e-2 * (1 + ref.float().abs().max().item()) * 0 + 5e-1)
+            ms = triton.testing.do_bench(lambda: run(a, b, c, cfg), warmup=25, rep=200, return_mode="median")
+            t = flops / ms / 1e9
+            print(f"triton  {dt} {M}x{N}x{K} {str(cfg):24s} {t:8.1f} TFLOP/s check {'ok' if ok else 'FAILED'}", flush=True)
+            if not ok:
+                failed += 1
+                continue
+            best = max(best, t)
+            if cfg[4] == 1:
+                best_s1 = max(best_s1, t)
+        print(f"BEST triton {dt} {M}x{N}x{K} {best:.1f} TFLOP/s; with num_stages=1 {best_s1:.1f}", flush=True)
+    return 3 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+// dot on the GPU (the matmul example's kernel) against the interpreter, element by element, with
+// poisoned outputs: f16 and bf16 (mma.sync, ldmatrix), f32 and i8 (fma loops), blocks from 16 x 16
+// to 128 x 128, sizes that are and are not multiples of the blocks, B row- and column-major,
+// num_warps 4 and 8, on the device's own target (sm_90a on the H200; sm_80 code is only assembled
+// by ptxas in ctest so far). The tensor cores sum in their own order, so floats compare within a
+// bound per element.
+#include <catch2/catch.hpp>
+#include <tessera/tessera.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "examples/matmul_kernels.hpp"
+
+namespace ts = tessera;
+namespace ex = tessera_examples;
+
+namespace {
+
+struct DotCase {
+  std::int64_t m, n, k;
+  ex::MatmulConfig cfg;
+  bool b_transposed;
+};
+
+template <class In, class Out>
+void check_gpu_dot(double lo, double hi) {
+  auto matmul = ex::make_matmul<In, Out>("dot_gpu_test");
+  const DotCase cases[] = {
+      {16, 16, 16, {.block_m = 16, .block_n = 16, .block_k = 16, .group_m = 1, .num_warps = 4}, false},
+      {300, 200, 100, {.block_m = 64, .block_n = 64, .block_k = 32, .group_m = 4, .num_warps = 4}, true},
+      {512, 512, 256, {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8, .num_warps = 8}, false},
+      {777, 555, 333, {.block_m = 128, .block_n = 64, .block_k = 64, .group_m = 8, .num_warps = 4}, false},
+      {1000, 1000, 1000, {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8}, true},
+  };
+  for (const DotCase& c : cases) {
+    ex::MatmulShape s{c.m, c.n, c.k, c.k, 1, c.n, 1, c.n, 1};
+    if (c.b_transposed) s.stride_bk = 1, s.stride_bn = c.k;
+    std::mt19937 rng(static_cast<std::uint32_t>(c.m * 31 + c.k));
+    std::uniform_real_distribution<double> dist(lo, hi);
+    std::vector<In> a(static_cast<std::size_t>(c.m * c.k)), b(static_cast<std::size_t>(c.k * c.n));
+    for (auto& v : a) v = static_cast<In>(std::is_integral_v<In> ? std::round(dist(rng)) : dist(rng));
+    for (auto& v : b) v = static_cast<In>(std::is_integral_v<In> ? std::round(dist(rng)) : dist(rng));
+    auto run = [&](ts::Executor e) {
+      std::vector<Out> out(static_cast<std::size_t>(c.m * c.n));
+      std::memset(static_cast<void*>(out.data()), 0x7f, out.size() * sizeof(Out));
+      auto da = ts::Buffer<In>::from_host(a, e), db = ts::Buffer<In>::from_host(b, e);
+      auto dc = ts::Buffer<Out>::from_host(out, e);
+      std::apply([&](auto... sc) { matmul[ex::matmul_options(s, c.cfg, e)](da, db, dc, sc...); }, ex::matmul_scalars(s));
+      ts::synchronize(e);
+      return dc.to_host();
+    };
+    const auto gpu = run(ts::Executor::Cuda);
+    const auto want = run(ts::Executor::Interpreter);
+    INFO(c.m << "x" << c.n << "x" << c.k << " blocks " << c.cfg.block_m << "x" << c.cfg.block_n << "x" << c.cfg.block_k
+              << " warps " << c.cfg.num_warps << (c.b_transposed ? " B column-major" : ""));
+    std::int64_t bad = 0;
+    std::string first;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const double g = static_cast<double>(gpu[i]), w = static_cast<double>(want[i]);
+      // f32 sums of K products of size <= 1 in another order: within K * 2^-22 of each other.
+      const double bound = std::is_integral_v<Out> ? 0 : 1e-6 * static_cast<double>(c.k) + 1e-6 * std::abs(w);
+      if (!(std::abs(g - w) <= bound)) {
+        if (bad++ < 5) first += " [" + std::to_string(i) + "] got " + std::to_string(g) + " want " + std::to_string(w) + ";";
+      }
+    }
+    INFO(bad << " of " << want.size() << " elements differ:" << first);
+    CHECK(bad == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("GPU dot f16 (tensor cores) matches the interpreter", "[gpu][dot]") { check_gpu_dot<ts::half, float>(-1, 1); }
+TEST_CASE("GPU dot bf16 (tensor cores) matches the interpreter", "[gpu][dot]") { check_gpu_dot<ts::bfloat16, float>(-1, 1); }
+TEST_CASE("GPU dot f32 (fma) matches the interpreter", "[gpu][dot]") { check_gpu_dot<float, float>(-1, 1); }
+TEST_CASE("GPU dot i8 (fma) matches the interpreter", "[gpu][dot]") { check_gpu_dot<std::int8_t, std::int32_t>(-128, 127); }

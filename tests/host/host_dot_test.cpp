@@ -1,0 +1,80 @@
+// dot on the host target against the interpreter. With warps of 32, f16/bf16 dots run the
+// tensor-core lowering: operands staged in shared memory, fragments fetched with ldmatrix and
+// multiplied with mma.sync m16n8k16, both emulated lane by lane from the PTX ISA's definitions
+// (jit/lower/mma_emulation.cpp): a wrong fragment, lane or warp map gives wrong elements here.
+// f32 and i8 dots, and every dot with warps of 64, run the fma lowering. Each emulated mma sums its
+// 16 products in k order, as the interpreter does, so results must match bit for bit.
+#include "examples/matmul_kernels.hpp"
+#include "host_test_util.hpp"
+
+using namespace host_test;
+namespace ex = tessera_examples;
+
+namespace {
+
+struct Case {
+  std::int64_t m, n, k;
+  ex::MatmulConfig cfg;
+  bool b_transposed;
+};
+
+// Blocks from the smallest tensor-core tile to 128 x 128, odd problem sizes (masked edges,
+// several programs, a partial last K step), B row- and column-major.
+const Case kCases[] = {
+    {16, 16, 16, {.block_m = 16, .block_n = 16, .block_k = 16, .group_m = 1}, false},
+    {37, 45, 50, {.block_m = 32, .block_n = 16, .block_k = 16, .group_m = 2}, true},
+    {100, 70, 40, {.block_m = 64, .block_n = 32, .block_k = 32, .group_m = 2}, false},
+    {130, 129, 33, {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8}, true},
+    {64, 200, 64, {.block_m = 16, .block_n = 128, .block_k = 64, .group_m = 4}, false},
+};
+constexpr int kDotWarps32[] = {1, 2, 4, 8};
+constexpr int kDotWarps64[] = {1, 4};
+
+template <class In, class Out>
+void check_dot(double lo, double hi) {
+  auto matmul = ex::make_matmul<In, Out>();
+  for (const Case& c : kCases) {
+    ex::MatmulShape s{c.m, c.n, c.k, c.k, 1, c.n, 1, c.n, 1};
+    if (c.b_transposed) s.stride_bk = 1, s.stride_bn = c.k;
+    std::mt19937 rng(kSeed + static_cast<std::uint32_t>(c.m * 7 + c.n));
+    const auto a = random_values<In>(static_cast<std::size_t>(c.m * c.k), rng, lo, hi);
+    const auto b = random_values<In>(static_cast<std::size_t>(c.k * c.n), rng, lo, hi);
+    auto run = [&](ts::Executor e, int warps) {
+      auto out = poisoned<Out>(static_cast<std::size_t>(c.m * c.n));
+      ex::MatmulConfig cfg = c.cfg;
+      cfg.num_warps = warps;
+      std::apply([&](auto... sc) { matmul[ex::matmul_options(s, cfg, e)](a, b, out, sc...); }, ex::matmul_scalars(s));
+      return out;
+    };
+    const std::string label = std::string(type_name<In>()) + " dot " + std::to_string(c.m) + "x" + std::to_string(c.n) +
+                              "x" + std::to_string(c.k) + " blocks " + std::to_string(c.cfg.block_m) + "x" +
+                              std::to_string(c.cfg.block_n) + "x" + std::to_string(c.cfg.block_k) +
+                              (c.b_transposed ? ", B column-major" : "");
+    const auto reference = ex::matmul_reference<In>(a, b, s);
+    against_interpreter(label, run,
+                        [&](const std::string& what, const std::vector<Out>& got, const std::vector<Out>& interp) {
+                          expect_match(what, got, interp);
+                          // The interpreter itself against a double-precision reference.
+                          std::vector<Out> want(reference.size());
+                          for (std::size_t i = 0; i < want.size(); ++i) want[i] = static_cast<Out>(reference[i]);
+                          expect_match(what + " (interpreter vs C++ reference)", interp, want,
+                                       relative(1e-5, static_cast<double>(c.k)));
+                        },
+                        kDotWarps32, kDotWarps64);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("dot f16 on the host targets (tensor-core lowering, emulated) matches the interpreter", "[host][dot]") {
+  check_dot<ts::half, float>(-1, 1);
+}
+TEST_CASE("dot bf16 on the host targets (tensor-core lowering, emulated) matches the interpreter", "[host][dot]") {
+  check_dot<ts::bfloat16, float>(-1, 1);
+}
+TEST_CASE("dot f32 on the host targets (fma lowering) matches the interpreter", "[host][dot]") {
+  check_dot<float, float>(-1, 1);
+}
+TEST_CASE("dot i8 on the host targets (fma lowering) matches the interpreter", "[host][dot]") {
+  check_dot<std::int8_t, std::int32_t>(-128, 127);
+}
