@@ -36,22 +36,21 @@ auto make_matmul(const char* name = "matmul") {
     auto group_size_m = ts::minimum(num_pid_m - first_pid_m, GROUP_M);
     auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
     auto pid_n = (pid % num_pid_in_group) / group_size_m;
-    // Rows and columns past the edge wrap (% m, % n) so that their loads stay in bounds; their
-    // results are masked off at the store.
-    auto rows = (pid_m * BM + ts::arange(0, BM)) % m;
-    auto cols = (pid_n * BN + ts::arange(0, BN)) % n;
+    // Rows and columns past the edges are masked (other = 0), not wrapped with % m as Triton's
+    // tutorial does: a remainder hides from axis info that the columns are contiguous, and the
+    // loads would not be vectorized.
+    auto rows = pid_m * BM + ts::arange(0, BM);
+    auto cols = pid_n * BN + ts::arange(0, BN);
     auto offs_k = ts::arange(0, BK);
     auto acc = ts::zeros<ts::dot_accumulator_t<In>>({BM, BN});
     ts::for_range(0, k, BK, [&](ts::Int k0) {
       auto ks = k0 + offs_k;
-      auto a_tile = ts::load(a + rows.col() * stride_am + ks.row() * stride_ak, ks.row() < k, 0);
-      auto b_tile = ts::load(b + ks.col() * stride_bk + cols.row() * stride_bn, ks.col() < k, 0);
+      auto a_tile = ts::load(a + rows.col() * stride_am + ks.row() * stride_ak, (rows.col() < m) & (ks.row() < k), 0);
+      auto b_tile = ts::load(b + ks.col() * stride_bk + cols.row() * stride_bn, (ks.col() < k) & (cols.row() < n), 0);
       acc = ts::dot(a_tile, b_tile, acc);
     });
-    auto out_rows = pid_m * BM + ts::arange(0, BM);
-    auto out_cols = pid_n * BN + ts::arange(0, BN);
-    auto mask = (out_rows.col() < m) & (out_cols.row() < n);
-    ts::store(c + out_rows.col() * stride_cm + out_cols.row() * stride_cn, acc.template to<Out>(), mask);
+    auto mask = (rows.col() < m) & (cols.row() < n);
+    ts::store(c + rows.col() * stride_cm + cols.row() * stride_cn, acc.template to<Out>(), mask);
   });
 }
 

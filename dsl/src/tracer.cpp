@@ -60,7 +60,15 @@ ir::Value* kernel_arg(TraceState& st, int index) {
   auto& args = st.module->entry().args;
   if (index < 0 || index >= static_cast<int>(args.size()))
     throw InternalError(fmt::format("kernel '{}': no argument {}", st.module->name, index));
-  return args[static_cast<std::size_t>(index)].get();
+  ir::Value* arg = args[static_cast<std::size_t>(index)].get();
+  // An integer this launch passes as 1 (a unit stride, as Triton specializes them) is traced as the
+  // constant 1, so that `offs * stride` folds to `offs` and axis info sees contiguous addresses
+  // (vector loads); the specialization key holds the fact, so another value compiles anew.
+  const auto& facts = st.module->arg_facts;
+  if (static_cast<std::size_t>(index) < facts.size() && facts[static_cast<std::size_t>(index)].equal_to_one &&
+      !arg->type.is_tile() && ir::is_int(arg->type.dtype))
+    return st.builder.int_constant(arg->type.dtype, 1);
+  return arg;
 }
 
 }  // namespace detail

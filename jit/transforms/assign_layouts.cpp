@@ -266,19 +266,97 @@ class LayoutAssigner {
     for (const Use& u : uses_) {
       Value* v = u.user->operands[u.operand];
       if (v->type.layout == u.wanted) continue;
-      ir::Block* block = u.user->parent;
-      auto conv = std::make_unique<Op>();
-      conv->kind = OpKind::ConvertLayout;
-      conv->loc = u.user->loc;
-      conv->parent = block;
-      conv->operands = {v};
-      ir::Type t = v->type;
-      t.layout = u.wanted;
-      Value* converted = conv->add_result(t);
-      auto pos = std::find_if(block->ops.begin(), block->ops.end(), [&](auto& o) { return o.get() == u.user; });
-      block->ops.insert(pos, std::move(conv));
-      u.user->operands[u.operand] = converted;
+      u.user->operands[u.operand] = in_layout(v, u.wanted, u.user);
     }
+  }
+
+  // Index arithmetic (aranges, splats, tile constants and integer arithmetic of them) is cheaper
+  // to compute again in the wanted layout than to move through shared memory with barriers around
+  // it (Triton's rematerialization): a matmul's row and column indices are used both by its loads
+  // and by its epilogue, in two layouts.
+  // The layout operand `o` of a recomputed `op` must take for the result to be in `wanted`.
+  static Layout operand_layout_for(const Op& op, const Layout& wanted) {
+    if (op.kind == OpKind::ExpandDims) return analysis::slice_layout(wanted, static_cast<int>(op.int_attr("axis")));
+    return wanted;
+  }
+  static bool rematerializable(const Value* v, const Layout& wanted, int depth) {
+    const Op* d = v->def;
+    if (!d || depth > 8 || d->results.size() != 1 || !v->type.is_tile() || !ir::is_int(v->type.dtype)) return false;
+    switch (d->kind) {
+      case OpKind::Arange:
+      case OpKind::Constant:
+      case OpKind::Splat:
+        return true;
+      case OpKind::ExpandDims:
+        return wanted.kind == Layout::Kind::Blocked &&
+               (!d->operands[0]->type.is_tile() || rematerializable(d->operands[0], operand_layout_for(*d, wanted), depth + 1));
+      case OpKind::Broadcast:
+      case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
+      case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr:
+      case OpKind::Min: case OpKind::Max:
+        for (const Value* o : d->operands)
+          if (o->type.is_tile() && !rematerializable(o, wanted, depth + 1)) return false;
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  Op* insert_before(Op* anchor, std::unique_ptr<Op> op) {
+    ir::Block* block = anchor->parent;
+    op->parent = block;
+    Op* raw = op.get();
+    auto pos = std::find_if(block->ops.begin(), block->ops.end(), [&](auto& o) { return o.get() == anchor; });
+    block->ops.insert(pos, std::move(op));
+    return raw;
+  }
+
+  // `v` in layout `wanted`, for a use by `user`: recomputed there, or converted. A conversion of a
+  // value defined outside the loop (or if) that uses it goes right after the definition, so that
+  // it runs once rather than on every iteration, and is shared by every such use.
+  Value* in_layout(Value* v, const Layout& wanted, Op* user) {
+    if (v->type.layout == wanted) return v;
+    if (rematerializable(v, wanted, 0)) {
+      auto clone = std::make_unique<Op>();
+      clone->kind = v->def->kind;
+      clone->loc = v->def->loc;
+      clone->attrs = v->def->attrs;
+      Op* placed = insert_before(user, std::move(clone));
+      const Layout operand_wanted = operand_layout_for(*v->def, wanted);
+      for (Value* o : v->def->operands)
+        placed->operands.push_back(o->type.is_tile() ? in_layout(o, operand_wanted, placed) : o);
+      ir::Type t = v->type;
+      t.layout = wanted;
+      return placed->add_result(t);
+    }
+    ir::Block* def_block = v->def ? v->def->parent : v->owner;
+    const bool outside = def_block != user->parent;
+    auto key = std::make_pair(v, ir::to_string(wanted));
+    if (outside) {
+      if (auto it = hoisted_.find(key); it != hoisted_.end()) return it->second;
+    }
+    auto conv = std::make_unique<Op>();
+    conv->kind = OpKind::ConvertLayout;
+    conv->loc = user->loc;
+    conv->operands = {v};
+    ir::Type t = v->type;
+    t.layout = wanted;
+    Value* converted = conv->add_result(t);
+    if (outside && v->def) {
+      // Right after the definition, in its block.
+      ir::Block* block = v->def->parent;
+      conv->parent = block;
+      auto pos = std::find_if(block->ops.begin(), block->ops.end(), [&](auto& o) { return o.get() == v->def; });
+      block->ops.insert(std::next(pos), std::move(conv));
+    } else if (outside) {
+      // A block argument: at the start of its block.
+      conv->parent = def_block;
+      def_block->ops.insert(def_block->ops.begin(), std::move(conv));
+    } else {
+      insert_before(user, std::move(conv));
+    }
+    if (outside) hoisted_[key] = converted;
+    return converted;
   }
 
   ir::Module& module_;
@@ -286,6 +364,7 @@ class LayoutAssigner {
   analysis::AxisInfoAnalysis axis_;
   std::map<int, Layout> defaults_;
   std::unordered_map<const Value*, Layout> anchors_;
+  std::map<std::pair<Value*, std::string>, Value*> hoisted_;
   std::unordered_map<const Value*, Layout> requested_;
   std::vector<Use> uses_;
 };
