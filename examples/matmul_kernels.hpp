@@ -56,7 +56,7 @@ auto make_matmul(const char* name = "matmul") {
 
 struct MatmulConfig {
   std::int64_t block_m = 128, block_n = 128, block_k = 32, group_m = 8;
-  int num_warps = 8, num_stages = 1;
+  int num_warps = 8, num_stages = 2;
 };
 
 inline ts::LaunchOptions matmul_options(const MatmulShape& s, const MatmulConfig& cfg = {},

@@ -131,6 +131,7 @@ std::unique_ptr<Module> Module::clone() const {
   m->name = name;
   m->arg_facts = arg_facts;
   m->num_warps = num_warps;
+  m->num_stages = num_stages;
   ValueMap map;
   clone_block_into(entry(), m->entry(), map);
   return m;

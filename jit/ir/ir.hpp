@@ -110,6 +110,7 @@ class Module {
   Region body;                      // body.block->args are the kernel arguments
   std::vector<ArgFacts> arg_facts;  // one per kernel argument
   int num_warps = 4;
+  int num_stages = 1;  // software-pipelining depth (transforms/pipeline_loads.hpp); printed when > 1
 
   Block& entry() { return *body.block; }
   const Block& entry() const { return *body.block; }

@@ -30,6 +30,10 @@ class Parser {
       r_.expect_char('=');
       m->num_warps = small_int("num_warps");
     }
+    if (r_.try_keyword("num_stages")) {
+      r_.expect_char('=');
+      m->num_stages = small_int("num_stages");
+    }
     r_.expect_char('{');
     block_body(m->entry());
     r_.expect_char('}');

@@ -199,7 +199,9 @@ std::string print(const Module& m, const PrintOptions& options) {
     out += (i ? ", " : "") + names.name(&a) + ": " + to_string(a.type);
     if (i < m.arg_facts.size()) out += arg_facts_text(m.arg_facts[i]);
   }
-  out += fmt::format(") num_warps = {} {{\n", m.num_warps);
+  out += fmt::format(") num_warps = {}", m.num_warps);
+  if (m.num_stages > 1) out += fmt::format(" num_stages = {}", m.num_stages);
+  out += " {\n";
   p.block_body(entry, 1);
   out += "}\n";
   return p.take();

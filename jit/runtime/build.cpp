@@ -82,7 +82,7 @@ struct Built {
 
 Built build_entry(const detail::KernelDef& def, const LaunchOptions& opts, const std::vector<ir::ArgFacts>& facts,
                   const std::string& target, bool cuda, CompileTimes& times, Stopwatch& clock, bool bypass_disk) {
-  auto m = trace_verified(def, opts.meta, facts, opts.num_warps);
+  auto m = trace_verified(def, opts.meta, facts, opts.num_warps, opts.num_stages);
   times.trace = clock.lap();
   const std::string key = disk_cache_key(ir::print(*m), target, opts);
   bool compiled_here = false;
@@ -184,7 +184,7 @@ std::unique_ptr<Compiled> build_host(const detail::KernelDef& def, Executor ex, 
   c->executor = ex;
   CompileTimes times;
   Stopwatch clock;
-  auto m = trace_verified(def, opts.meta, facts, opts.num_warps);
+  auto m = trace_verified(def, opts.meta, facts, opts.num_warps, opts.num_stages);
   times.trace = clock.lap();
   optimize(*m);
   times.passes = clock.lap();
@@ -254,7 +254,7 @@ std::unique_ptr<Compiled> build_specialization(const detail::KernelDef& def, Exe
   c->executor = ex;
   CompileTimes times;
   Stopwatch clock;
-  c->module = trace_and_optimize(def, opts.meta, facts, opts.num_warps);
+  c->module = trace_and_optimize(def, opts.meta, facts, opts.num_warps, opts.num_stages);
   times.passes = clock.lap();
   c->resources.kernel = def.name;
   c->resources.target = "interpreter";

@@ -49,8 +49,9 @@ std::string CompileTimes::str() const {
 }
 
 std::unique_ptr<ir::Module> trace_verified(const detail::KernelDef& def, const MetaValues& meta,
-                                           const std::vector<ir::ArgFacts>& facts, int num_warps) {
+                                           const std::vector<ir::ArgFacts>& facts, int num_warps, int num_stages) {
   auto m = trace_kernel(def, meta, facts, num_warps);
+  m->num_stages = num_stages;
   ir::verify(*m);
   if (env_options().dump_ir) dump("traced IR", def.name, ir::print(*m));
   return m;
@@ -63,8 +64,8 @@ void optimize(ir::Module& m) {
 }
 
 std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, const MetaValues& meta,
-                                               const std::vector<ir::ArgFacts>& facts, int num_warps) {
-  auto m = trace_verified(def, meta, facts, num_warps);
+                                               const std::vector<ir::ArgFacts>& facts, int num_warps, int num_stages) {
+  auto m = trace_verified(def, meta, facts, num_warps, num_stages);
   optimize(*m);
   return m;
 }

@@ -26,13 +26,14 @@ struct CompileTimes {
 };
 
 // Traces the kernel into tile IR and verifies it (TESSERA_DUMP=ir prints it).
+// num_stages is recorded in the module for the pipelining pass.
 std::unique_ptr<ir::Module> trace_verified(const detail::KernelDef& def, const MetaValues& meta,
-                                           const std::vector<ir::ArgFacts>& facts, int num_warps);
-// The target-independent passes (canonicalize, cse, dce, hoist-loads), verifying after them.
+                                           const std::vector<ir::ArgFacts>& facts, int num_warps, int num_stages = 1);
+// The target-independent passes (canonicalize, cse, dce, hoist-loads, pipeline), verifying after them.
 void optimize(ir::Module& m);
 // Traces the kernel and runs the target-independent passes, verifying.
 std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, const MetaValues& meta,
-                                               const std::vector<ir::ArgFacts>& facts, int num_warps);
+                                               const std::vector<ir::ArgFacts>& facts, int num_warps, int num_stages = 1);
 // Layouts and code generation of an optimized module for `target` ("sm_90a", "gfx942", ...).
 // When `ir_with_layouts` is given, it receives the tile IR as lowered (for tests and tools).
 lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const CompileOptions& options,

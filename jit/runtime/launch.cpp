@@ -380,7 +380,7 @@ std::string kernel_fingerprint(KernelDef& def, const LaunchOptions& opts, std::s
   using namespace runtime;
   return only_tessera_errors(def, "tracing", [&] {
     auto checked = checked_arguments(def, opts, args);
-    auto m = trace_verified(def, opts.meta, specialization_facts(def, checked), opts.num_warps);
+    auto m = trace_verified(def, opts.meta, specialization_facts(def, checked), opts.num_warps, opts.num_stages);
     return key_hash_hex(ir::print(*m));
   });
 }
@@ -390,7 +390,7 @@ Artifact compile_only_unguarded(KernelDef& def, const LaunchOptions& opts, std::
                                 const std::string& target) {
   using namespace runtime;
   args = checked_arguments(def, opts, args);
-  auto m = trace_verified(def, opts.meta, specialization_facts(def, args), opts.num_warps);
+  auto m = trace_verified(def, opts.meta, specialization_facts(def, args), opts.num_warps, opts.num_stages);
   const std::string key = disk_cache_key(ir::print(*m), target, opts);
   optimize(*m);
   std::string ir_text;

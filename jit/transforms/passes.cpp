@@ -9,6 +9,7 @@
 #include "jit/transforms/canonicalize.hpp"
 #include "jit/transforms/cse.hpp"
 #include "jit/transforms/dce.hpp"
+#include "jit/transforms/pipeline_loads.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::transforms {
@@ -19,6 +20,7 @@ constexpr PassInfo kPasses[] = {
     {"cse", "merge equal pure ops where the first dominates the second", cse},
     {"dce", "remove ops without side effects whose results are unused", dce},
     {"hoist-loads", "move loads up to the last write or dependency, to overlap their latency", hoist_loads},
+    {"pipeline", "with num_stages >= 2: issue the loads feeding a loop's dot one iteration ahead", pipeline_dot_loads},
     // The layout pass as the NVIDIA pipeline runs it (warp size 32), for tessera-opt and golden tests.
     {"coalesce", "give tiles layouts: coalesced for memory accesses, blocked or slice elsewhere; insert conversions",
      [](ir::Module& m) { assign_layouts(m, 32); }},
@@ -38,7 +40,7 @@ std::vector<std::string> pass_names() {
   return names;
 }
 
-std::vector<std::string> default_pipeline() { return {"canonicalize", "cse", "dce", "hoist-loads"}; }
+std::vector<std::string> default_pipeline() { return {"canonicalize", "cse", "dce", "hoist-loads", "pipeline"}; }
 
 void run_pass_pipeline(ir::Module& m, std::span<const std::string> names) {
   std::vector<const PassInfo*> passes;

@@ -58,18 +58,22 @@ void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t
   static auto matmul = ex::make_matmul<T, T>("matmul");
   const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
   const ex::MatmulConfig configs[] = {
-      {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8, .num_warps = 8},
-      {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8},
-      {.block_m = 128, .block_n = 256, .block_k = 32, .group_m = 8, .num_warps = 8},
-      {.block_m = 64, .block_n = 128, .block_k = 32, .group_m = 8, .num_warps = 4},
-      {.block_m = 128, .block_n = 64, .block_k = 64, .group_m = 8, .num_warps = 4},
+      {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 1},
+      {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 2},
+      {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8, .num_warps = 8, .num_stages = 2},
+      {.block_m = 128, .block_n = 256, .block_k = 32, .group_m = 8, .num_warps = 8, .num_stages = 2},
+      {.block_m = 128, .block_n = 64, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 1},
+      {.block_m = 128, .block_n = 64, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 2},
+      {.block_m = 64, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 2},
+      {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 2},
   };
   double best = 0;
   std::string best_cfg;
   for (const auto& cfg : configs) {
     const std::string name = std::string(dtype) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
     const std::string cfg_name = std::to_string(cfg.block_m) + "x" + std::to_string(cfg.block_n) + "x" +
-                                 std::to_string(cfg.block_k) + "/w" + std::to_string(cfg.num_warps);
+                                 std::to_string(cfg.block_k) + "/w" + std::to_string(cfg.num_warps) + "/s" +
+                                 std::to_string(cfg.num_stages);
     try {
       auto launch = [&] {
         std::apply([&](auto... sc) { matmul[ex::matmul_options(s, cfg)](a, b, c, sc...); }, ex::matmul_scalars(s));
