@@ -58,9 +58,15 @@ std::unique_ptr<ir::Module> trace_verified(const detail::KernelDef& def, const M
 }
 
 void optimize(ir::Module& m) {
-  transforms::run_pass_pipeline(m, transforms::default_pipeline());
+  // One pass at a time, each verified (run_pass_pipeline), and under TESSERA_DUMP=ir the IR after
+  // every pass, as Halide's Lower.cpp logs each step.
+  const bool dump_each = env_options().dump_ir;
+  for (const std::string& pass : transforms::default_pipeline()) {
+    transforms::run_pass_pipeline(m, std::span<const std::string>(&pass, 1));
+    if (dump_each) dump(("IR after pass '" + pass + "'").c_str(), m.name, ir::print(m));
+  }
   ir::verify(m);
-  if (env_options().dump_ir) dump("optimized IR", m.name, ir::print(m));
+  if (dump_each) dump("optimized IR", m.name, ir::print(m));
 }
 
 std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, const MetaValues& meta,

@@ -6,8 +6,8 @@
 # 77: it found no GPU, which here is a failure), a sanitizer error, a benchmark program that fails.
 # Logs go to $OUT when set.
 # STEPS (comma list, default all): examples, tests, sanitize (tests/gpu/sanitize_gpu.sh: memcheck,
-# racecheck and synccheck over every example and GPU test binary), matmul (TFLOP/s against Triton
-# and cuBLAS), bench. A device call is limited
+# racecheck and synccheck over every example and GPU test binary), matmul (cold compile, autotuning
+# and TFLOP/s, against Triton and cuBLAS; matmul_tessera: tessera's side only), bench. A device call is limited
 # to 10 minutes, so a run can be split: STEPS=examples,tests,sanitize then STEPS=bench.
 set -uo pipefail
 OUT=${OUT:-/tmp/tessera-out}; mkdir -p "$OUT"
@@ -29,7 +29,7 @@ export TESSERA_CACHE_DIR=$(mktemp -d)
 if step examples; then
 echo "== examples on the GPU"
 : > $OUT/examples.log
-for e in vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax matmul; do
+for e in vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax matmul matmul_fused; do
   $e 2>&1 | tee -a $OUT/examples.log
   rc=${PIPESTATUS[0]}
   (( rc == 0 )) || fail "example $e (exit $rc)"
@@ -81,14 +81,18 @@ else
 fi
 fi
 
-if step matmul; then
+if step matmul || step matmul_tessera; then
 echo "== matmul: tessera (tests/bench/bench_matmul.cpp), then Triton 3.6 and cuBLAS (tests/bench/matmul_ref.py)"
 export CUDA_CACHE_DISABLE=1
+TESSERA_CACHE_DIR=$(mktemp -d) tessera_bench_matmul compile 2>&1 | tee $OUT/matmul_compile.log
+(( PIPESTATUS[0] == 0 )) || fail "tessera_bench_matmul compile (see $OUT/matmul_compile.log)"
 tessera_bench_matmul 2>&1 | tee $OUT/matmul_tessera.log
 (( PIPESTATUS[0] == 0 )) || fail "tessera_bench_matmul (see $OUT/matmul_tessera.log)"
-python3 tests/bench/matmul_ref.py 2>&1 | tee $OUT/matmul_triton.log
-(( PIPESTATUS[0] == 0 )) || fail "tests/bench/matmul_ref.py (see $OUT/matmul_triton.log)"
-grep BEST $OUT/matmul_tessera.log $OUT/matmul_triton.log
+if step matmul; then
+  python3 tests/bench/matmul_ref.py 2>&1 | tee $OUT/matmul_triton.log
+  (( PIPESTATUS[0] == 0 )) || fail "tests/bench/matmul_ref.py (see $OUT/matmul_triton.log)"
+fi
+grep -h BEST $OUT/matmul_tessera.log $OUT/matmul_triton.log 2>/dev/null
 fi
 
 if step bench; then

@@ -22,6 +22,7 @@ export -f run; export LOG
 # fail on purpose (broken PTX must give its log), which compute-sanitizer counts as an error.
 programs="vector_add
 matmul
+matmul_fused
 fused_elu
 broadcast_2d
 softmax

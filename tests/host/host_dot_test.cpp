@@ -27,8 +27,14 @@ const Case kCases[] = {
     {130, 129, 33, {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8}, true},
     {64, 200, 64, {.block_m = 16, .block_n = 128, .block_k = 64, .group_m = 4}, false},
 };
+// Under the sanitizers (tests/ci/sanitize.sh) the C++ around the generated code is what is checked:
+// fewer warp counts there.
 constexpr int kDotWarps32[] = {1, 2, 4, 8};
 constexpr int kDotWarps64[] = {1, 4};
+constexpr int kDotWarps32Sanitized[] = {1, 4};
+constexpr int kDotWarps64Sanitized[] = {4};
+constexpr std::span<const int> dot_warps32() { return kSanitized ? std::span<const int>(kDotWarps32Sanitized) : kDotWarps32; }
+constexpr std::span<const int> dot_warps64() { return kSanitized ? std::span<const int>(kDotWarps64Sanitized) : kDotWarps64; }
 
 template <class In, class Out>
 void check_dot(double lo, double hi) {
@@ -60,7 +66,7 @@ void check_dot(double lo, double hi) {
                           expect_match(what + " (interpreter vs C++ reference)", interp, want,
                                        relative(1e-5, static_cast<double>(c.k)));
                         },
-                        kDotWarps32, kDotWarps64);
+                        dot_warps32(), dot_warps64());
   }
 }
 
@@ -77,4 +83,43 @@ TEST_CASE("dot f32 on the host targets (fma lowering) matches the interpreter", 
 }
 TEST_CASE("dot i8 on the host targets (fma lowering) matches the interpreter", "[host][dot]") {
   check_dot<std::int8_t, std::int32_t>(-128, 127);
+}
+
+TEST_CASE("chained dots (an accumulator cast to f16 as the next dot's A) on the host targets", "[host][dot]") {
+  // (A·B).to<half>() · C, as attention's P·V: the first accumulator feeds the second dot as its
+  // left operand.
+  auto k = ts::kernel("chained_dot", [](ts::Ptr<ts::half> a, ts::Ptr<ts::half> b, ts::Ptr<ts::half> c, ts::Ptr<float> out) {
+    auto r = ts::arange(0, 32), q = ts::arange(0, 16);
+    auto x = ts::load(a + r.col() * 16 + q.row());  // 32 x 16
+    auto y = ts::load(b + q.col() * 16 + q.row());  // 16 x 16
+    auto z = ts::load(c + q.col() * 32 + r.row());  // 16 x 32
+    auto p = ts::dot(x, y).to<ts::half>();          // 32 x 16
+    ts::store(out + r.col() * 32 + r.row(), ts::dot(p, z));
+  });
+  std::mt19937 rng(kSeed);
+  const auto a = random_values<ts::half>(32 * 16, rng, -1, 1), b = random_values<ts::half>(16 * 16, rng, -1, 1),
+             c = random_values<ts::half>(16 * 32, rng, -1, 1);
+  auto run = [&](ts::Executor e, int warps) {
+    auto out = poisoned<float>(32 * 32);
+    k[{.grid = {1}, .num_warps = warps, .executor = e}](a, b, c, out);
+    return out;
+  };
+  // The reference: the first product rounded to f16 as the kernel does, then the second in double.
+  std::vector<float> want(32 * 32);
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 32; ++j) {
+      double s = 0;
+      for (int t = 0; t < 16; ++t) {
+        float p = 0;
+        for (int u = 0; u < 16; ++u) p = std::fma(static_cast<float>(a[i * 16 + u]), static_cast<float>(b[u * 16 + t]), p);
+        s += static_cast<double>(static_cast<float>(ts::half(p))) * static_cast<float>(c[t * 32 + j]);
+      }
+      want[i * 32 + j] = static_cast<float>(s);
+    }
+  against_interpreter("chained dots", run,
+                      [&](const std::string& what, const std::vector<float>& got, const std::vector<float>& interp) {
+                        expect_match(what, got, interp);
+                        expect_match(what + " (interpreter vs C++ reference)", interp, want, relative(1e-5, 16));
+                      },
+                      dot_warps32(), dot_warps64());
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "examples/kernels.hpp"
+#include "examples/matmul_kernels.hpp"
 
 namespace tessera::test {
 
@@ -125,6 +126,30 @@ inline HostCase broadcast_2d_case(std::int32_t m, std::int32_t n, std::int32_t s
   return c;
 }
 
+inline auto& matmul_f16_kernel() { static auto k = ex::make_matmul<half, float>("matmul_f16"); return k; }
+
+// The matmul example (f16 in, f32 out) on an m x n x k problem, row-major A, B and C.
+inline HostCase matmul_case(std::int32_t m, std::int32_t n, std::int32_t k, const ex::MatmulConfig& cfg, std::mt19937& rng) {
+  auto& kernel = matmul_f16_kernel();
+  HostCase c;
+  c.label = "matmul f16 " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + ", num_stages " +
+            std::to_string(cfg.num_stages);
+  c.def = &kernel.def();
+  const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
+  c.opts = ex::matmul_options(s, cfg, Executor::Interpreter);
+  c.memory = {as_bytes_vector(random_values<half>(static_cast<std::size_t>(m) * k, rng, -1.f, 1.f)),
+              as_bytes_vector(random_values<half>(static_cast<std::size_t>(k) * n, rng, -1.f, 1.f)),
+              as_bytes_vector(poisoned<float>(static_cast<std::size_t>(m) * n))};
+  auto a = std::apply(
+      [&](auto... sc) {
+        return std::remove_reference_t<decltype(kernel)>::arg_values(typed<half>(c.memory[0]), typed<half>(c.memory[1]),
+                                                                     typed<float>(c.memory[2]), sc...);
+      },
+      ex::matmul_scalars(s));
+  c.args.assign(a.begin(), a.end());
+  return c;
+}
+
 // Small sizes of every example kernel: tails, exact multiples of the block (which turn on the
 // divisibility facts), and single rows and columns.
 inline std::vector<HostCase> small_cases(std::mt19937& rng) {
@@ -134,6 +159,9 @@ inline std::vector<HostCase> small_cases(std::mt19937& rng) {
   for (auto [m, n, stride] : {std::array{37, 70, 73}, std::array{64, 128, 128}, std::array{1, 100, 100},
                               std::array{100, 1, 4}, std::array{1, 1, 1}})
     cases.push_back(broadcast_2d_case(m, n, stride, rng));
+  // The matmul, pipelined (num_stages 2: the pipeline pass applies) and not, with masked edges.
+  cases.push_back(matmul_case(100, 70, 40, {.block_m = 64, .block_n = 32, .block_k = 16, .group_m = 2, .num_warps = 4, .num_stages = 2}, rng));
+  cases.push_back(matmul_case(32, 32, 32, {.block_m = 16, .block_n = 32, .block_k = 16, .group_m = 1, .num_warps = 4, .num_stages = 1}, rng));
   return cases;
 }
 

@@ -55,6 +55,7 @@ std::vector<std::pair<std::string, std::unique_ptr<ir::Module>>> inputs_of(const
                                                                            const std::vector<ir::ArgFacts>& facts) {
   std::vector<std::pair<std::string, std::unique_ptr<ir::Module>>> out;
   auto traced = trace_kernel(*c.def, c.opts.meta, facts, c.opts.num_warps);
+  traced->num_stages = c.opts.num_stages;  // what the pipeline pass reads
   ir::verify(*traced);
   auto optimized = traced->clone();
   transforms::run_pass_pipeline(*optimized, transforms::default_pipeline());

@@ -119,3 +119,31 @@ TEST_CASE("a failed trace leaves no current trace behind", "[dsl][errors]") {
   CHECK_THROWS_AS(trace(k), ts::ProgramError);
   CHECK_THROWS_WITH(ts::arange(0, 4), Contains("only be used inside a kernel"));
 }
+
+TEST_CASE("dot with mismatched K, a block smaller than the tensor-core tile, or a wrong accumulator", "[dsl][errors][dot]") {
+  static int line_k = 0, line_small = 0, line_acc = 0;
+  auto mismatched = ts::kernel("dot_bad_k", [](ts::Ptr<ts::half> x, ts::Ptr<float> y) {
+    auto a = ts::load(x + ts::arange(0, 32).col() * 32 + ts::arange(0, 32).row());
+    auto b = ts::load(x + ts::arange(0, 16).col() * 16 + ts::arange(0, 16).row());
+    line_k = __LINE__; auto c = ts::dot(a, b);
+    ts::store(y + ts::arange(0, 32).col() * 16 + ts::arange(0, 16).row(), c);
+  });
+  const std::string k_msg = trace_error(mismatched);
+  CHECK_THAT(k_msg, Contains("dot needs a's columns to match b's rows (K): <32x32> times <16x16>") && Contains(at_line(line_k)));
+  auto small = ts::kernel("dot_small", [](ts::Ptr<ts::half> x, ts::Ptr<float> y) {
+    auto a = ts::load(x + ts::arange(0, 8).col() * 16 + ts::arange(0, 16).row());
+    auto b = ts::load(x + ts::arange(0, 16).col() * 16 + ts::arange(0, 16).row());
+    line_small = __LINE__; auto c = ts::dot(a, b);
+    ts::store(y + ts::arange(0, 8).col() * 16 + ts::arange(0, 16).row(), c);
+  });
+  const std::string small_msg = trace_error(small);
+  CHECK_THAT(small_msg, Contains("dot needs M, N and K of at least 16") && Contains(at_line(line_small)));
+  auto bad_acc = ts::kernel("dot_bad_acc", [](ts::Ptr<ts::half> x, ts::Ptr<float> y) {
+    auto a = ts::load(x + ts::arange(0, 16).col() * 16 + ts::arange(0, 16).row());
+    auto acc = ts::zeros<float>({16, 32});
+    line_acc = __LINE__; auto c = ts::dot(a, a, acc);
+    ts::store(y + ts::arange(0, 16).col() * 16 + ts::arange(0, 16).row(), c);
+  });
+  const std::string acc_msg = trace_error(bad_acc);
+  CHECK_THAT(acc_msg, Contains("dot's accumulator must be <16x16>, got <16x32>") && Contains(at_line(line_acc)));
+}

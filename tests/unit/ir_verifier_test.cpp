@@ -131,3 +131,21 @@ TEST_CASE("verifier: module header", "[ir][verifier]") {
   auto m = parse_module("kernel @k(%n: i32) num_warps = 3 {\n  return\n}\n");
   REQUIRE_THROWS_WITH(verify(*m), Catch::Contains("num_warps must be a power of two from 1 to 32, got 3"));
 }
+
+TEST_CASE("verifier: dot shapes, element types and sizes", "[ir][verifier][dot]") {
+  const std::string tiles = "  %0 = constant {value = 0.0} : <16x32xf16>\n"
+                            "  %1 = constant {value = 0.0} : <32x16xf16>\n"
+                            "  %2 = constant {value = 0.0} : <16x16xf32>\n";
+  auto m = parse_module("kernel @k() num_warps = 4 {\n" + tiles + "  %3 = dot %0, %1, %2 : <16x16xf32>\n  return\n}\n", "ok.tir");
+  CHECK_NOTHROW(verify(*m));
+  rejects(tiles + "  %3 = dot %1, %1, %2 : <16x16xf32>\n  return\n", "'dot' needs a's columns to match b's rows (K)");
+  rejects(tiles + "  %3 = dot %0, %1, %2 : <16x16xf16>\n  return\n", "dot result must be <16x16xf32>");
+  rejects("  %0 = constant {value = 0} : <16x16xi32>\n  %1 = constant {value = 0} : <16x16xi32>\n"
+          "  %2 = dot %0, %0, %1 : <16x16xi32>\n  return\n",
+          "'dot' supports f16, bf16 or f32 operands with an f32 accumulator and i8 operands with an i32 accumulator");
+  rejects("  %0 = constant {value = 0.0} : <8x16xf16>\n  %1 = constant {value = 0.0} : <16x16xf16>\n"
+          "  %2 = constant {value = 0.0} : <8x16xf32>\n  %3 = dot %0, %1, %2 : <8x16xf32>\n  return\n",
+          "'dot' needs M, N and K of at least 16");
+  rejects(tiles + "  %3 = constant {value = 0.0} : <16x32xbf16>\n  %4 = dot %3, %1, %2 : <16x16xf32>\n  return\n",
+          "'dot' needs operands of one element type");
+}
