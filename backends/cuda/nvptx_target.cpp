@@ -82,6 +82,7 @@ class NvptxTarget final : public lower::Target {
   int warp_size() const override { return 32; }
   unsigned global_address_space() const override { return 1; }
   unsigned shared_address_space() const override { return 3; }
+  bool dynamic_shared_memory() const override { return true; }
 
   llvm::Value* thread_id(llvm::IRBuilder<>& b) const override {
     return call_intrinsic(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
@@ -172,6 +173,22 @@ class NvptxTarget final : public lower::Target {
     std::vector<llvm::Value*> d;
     for (unsigned i = 0; i < 4; ++i) d.push_back(b.CreateExtractValue(r, {i}));
     return d;
+  }
+
+  void async_copy(llvm::IRBuilder<>& b, llvm::Value* shared, llvm::Value* global, int bytes, llvm::Value* pred) const override {
+    // The .s forms take a source size: 0 where `pred` is false, so that the copy writes zeros and
+    // reads nothing. 16-byte copies bypass L1 (.cg), as Triton's do.
+    const auto id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
+                    : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
+                                 : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+    llvm::Value* size = b.CreateSelect(pred, b.getInt32(static_cast<std::uint32_t>(bytes)), b.getInt32(0));
+    b.CreateIntrinsic(id, {}, {shared, global, size});
+  }
+  void async_commit(llvm::IRBuilder<>& b) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, llvm::ArrayRef<llvm::Type*>{}, llvm::ArrayRef<llvm::Value*>{});
+  }
+  void async_wait(llvm::IRBuilder<>& b, int pending) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b.getInt32(static_cast<std::uint32_t>(pending))});
   }
 
   // NVPTX's syncscope names (NVPTXUtilities: "block", "cluster", "device"; "" is .sys).

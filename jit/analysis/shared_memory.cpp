@@ -31,7 +31,9 @@ I repetitions_along_axis(const ir::Type& t, int axis) {
   return (dist.slots[axis] + spt - 1) / spt;
 }
 
-bool is_private_user(OpKind k) { return k == OpKind::ConvertLayout || k == OpKind::Reduce || k == OpKind::Scan; }
+bool is_private_user(const Op& op) {
+  return op.kind == OpKind::ConvertLayout || op.kind == OpKind::Reduce || op.kind == OpKind::Scan || is_async_dot(op);
+}
 
 std::unordered_set<const ir::Value*> used_values(const ir::Module& m) {
   std::unordered_set<const ir::Value*> used;
@@ -45,15 +47,18 @@ std::unordered_set<const ir::Value*> used_values(const ir::Module& m) {
 
 I dot_row_pad(ir::DType operand) { return 16 / ir::dtype_bytes(operand); }
 I dot_row_stride(ir::DType operand, I row_elems) { return row_elems + dot_row_pad(operand); }
+bool is_async_dot(const Op& op) { return op.kind == OpKind::Dot && op.has_attr("async_stages"); }
+I dot_stage_bytes(const Op& dot, int operand) {
+  const auto& t = dot.operands.at(static_cast<std::size_t>(operand))->type;
+  return t.shape[0] * dot_row_stride(t.dtype, t.shape[1]) * ir::dtype_bytes(t.dtype);
+}
 
 I shared_bytes(const Op& op) {
   I bytes = 0;
   switch (op.kind) {
-    case OpKind::Dot: {  // a then b, rows padded (lower_dot.cpp)
-      const auto& a = op.operands[0]->type;
-      const auto& b = op.operands[1]->type;
-      const I m = a.shape[0], k = a.shape[1], n = b.shape[1];
-      return (m * dot_row_stride(a.dtype, k) + k * dot_row_stride(a.dtype, n)) * ir::dtype_bytes(a.dtype);
+    case OpKind::Dot: {  // a then b, rows padded (lower_dot.cpp); a ring of stages when asynchronous
+      const I stages = is_async_dot(op) ? op.int_attr("async_stages") : 1;
+      return stages * (dot_stage_bytes(op, 0) + dot_stage_bytes(op, 1));
     }
     case OpKind::ConvertLayout: {
       const auto& t = op.result()->type;  // padded by one element per row (lower_convert_layout)
@@ -105,7 +110,7 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
     const I bytes = shared_bytes(op);
     if (bytes == 0) return;
     users_.push_back(&op);
-    if (is_private_user(op.kind)) {
+    if (is_private_user(op)) {
       private_ops.push_back({&op, private_bytes, bytes});
       private_bytes += (bytes + 15) / 16 * 16;  // each region 16-byte aligned
     } else {
@@ -167,7 +172,7 @@ void SharedMemoryPlan::walk_block(const ir::Block& b, Pending& pending) {
       walk_block(*op->regions[0]->block, then_arm);
       walk_block(*op->regions[1]->block, else_arm);
       pending = join(then_arm, else_arm);
-    } else if (regions_.count(op.get())) {
+    } else if (regions_.count(op.get()) && !is_async_dot(*op)) {
       walk_phase(*op, 0, pending);
       walk_phase(*op, 1, pending);
     }

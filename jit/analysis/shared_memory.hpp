@@ -35,6 +35,13 @@ bool has_replicas(const ir::Type& t);
 // elements of `operand`'s type, and the row stride in elements.
 std::int64_t dot_row_pad(ir::DType operand);
 std::int64_t dot_row_stride(ir::DType operand, std::int64_t row_elems);
+// A dot whose operands the pipeline pass made asynchronous (attribute "async_stages"): its
+// operands arrive by cp.async in a ring of that many stages, [a stage 0 .. S-1][b stage 0 .. S-1],
+// in a region of its own that no other op uses; its own wait and barrier order the ring
+// (lower_dot.cpp), so the plan places none for it.
+bool is_async_dot(const ir::Op& op);
+// Bytes of one stage of a dot's staged a (operand 0) or b (operand 1).
+std::int64_t dot_stage_bytes(const ir::Op& dot, int operand);
 // The bytes of shared memory `op` needs while it runs (0: none).
 std::int64_t shared_bytes(const ir::Op& op);
 

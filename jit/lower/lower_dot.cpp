@@ -5,16 +5,19 @@
 //   analysis::mma_v2_layout says (jit/analysis/layouts.hpp has the fragment <-> tile map);
 // - otherwise each thread computes its own result elements with fma loops over k from shared
 //   memory, in the order the interpreter uses (k ascending), so f32 and i8 match it exactly.
-// Not yet: a multi-stage ring of shared buffers filled by cp.async (num_stages), swizzled instead
-// of padded rows, wgmma on sm_90a (notes/tensor-cores.md).
+// A pipelined dot (num_stages >= 2, pipeline_loads.hpp) reads its operands from a ring of stages
+// that cp.async filled (lower_async_load) instead of staging them.
+// Not yet: swizzled instead of padded rows, wgmma on sm_90a (notes/tensor-cores.md).
 #include <fmt/format.h>
 
 #include "jit/lower/lowering.hpp"
+#include "jit/analysis/shared_memory.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::lower {
 using ir::DType;
 using ir::Op;
+using ir::OpKind;
 using I = std::int64_t;
 
 namespace {
@@ -46,6 +49,70 @@ void KernelLowering::stage_in_shared(const ir::Value* v, llvm::Value* base, I ro
   }
 }
 
+std::pair<const Op*, int> KernelLowering::ring_owner(I ring) const {
+  const Op* found = nullptr;
+  int operand = 0;
+  ir::walk(const_cast<ir::Block&>(m_.entry()), [&](Op& o) {
+    if (!analysis::is_async_dot(o)) return;
+    if (o.int_attr("async_ring_a") == ring) found = &o, operand = 0;
+    if (o.int_attr("async_ring_b") == ring) found = &o, operand = 1;
+  });
+  if (!found) throw InternalError(fmt::format("lowering: no dot reads ring {}", ring));
+  return {found, operand};
+}
+
+llvm::Value* KernelLowering::ring_stage(const Op& dot, int operand, llvm::Value* slot) {
+  const I stages = dot.int_attr("async_stages");
+  const I first = operand == 0 ? 0 : stages * analysis::dot_stage_bytes(dot, 0);
+  llvm::Value* offset = b_.CreateAdd(i32(b_, first), b_.CreateMul(slot, i32(b_, analysis::dot_stage_bytes(dot, operand))));
+  return b_.CreateGEP(b_.getInt8Ty(), scratch(dot), offset);
+}
+
+llvm::Value* KernelLowering::loop_iteration(const Op& op) {
+  const Op* loop = op.parent && op.parent->parent ? op.parent->parent->parent : nullptr;
+  if (!loop || loop->kind != OpKind::For)
+    throw InternalError(fmt::format("lowering: pipelined '{}' outside a loop at {}", op.name(), op.loc.str()));
+  llvm::Value* iv = get(loop->regions[0]->block->args[0].get())[0];
+  llvm::Value* lb = get(loop->operands[0])[0];
+  const I step = std::get<I>(loop->operands[2]->def->attrs.at("value"));
+  llvm::Value* i = b_.CreateUDiv(b_.CreateSub(iv, lb), llvm::ConstantInt::get(iv->getType(), static_cast<std::uint64_t>(step)));
+  return b_.CreateIntCast(i, b_.getInt32Ty(), false);
+}
+
+void KernelLowering::lower_async_load(const Op& op) {
+  const auto [dot, operand] = ring_owner(op.int_attr("async_ring"));
+  const I stages = dot->int_attr("async_stages"), depth = dot->int_attr("async_depth");
+  const I slot_attr = op.int_attr("async_slot");
+  llvm::Value* slot = slot_attr >= 0 ? i32(b_, slot_attr)
+                                     : b_.CreateURem(b_.CreateAdd(loop_iteration(op), i32(b_, depth)), i32(b_, stages));
+  llvm::Value* base = ring_stage(*dot, operand, slot);
+  const ir::Type& t = op.result()->type;
+  const I esz = ir::dtype_bytes(t.dtype);
+  const I stride = analysis::dot_row_stride(t.dtype, t.shape[1]);
+  llvm::Type* elem = scalar_type(t.element());
+  const Elems& ptrs = get(op.operands[0]);
+  const Elems& mask = get(op.operands[1]);
+  auto shared_at = [&](I k) {
+    auto rc = element_coords(t, k);
+    return b_.CreateGEP(elem, base, b_.CreateAdd(b_.CreateMul(rc[0], i32(b_, stride)), rc[1]));
+  };
+  for (const auto& g : access_groups(op, op.operands[1])) {
+    const I bytes = static_cast<I>(g.size()) * esz;
+    if (bytes == 4 || bytes == 8 || bytes == 16) {
+      target_.async_copy(b_, shared_at(g[0]), ptrs[static_cast<std::size_t>(g[0])], static_cast<int>(bytes),
+                         mask[static_cast<std::size_t>(g[0])]);
+      continue;
+    }
+    for (I k : g) {  // narrower than cp.async copies: an ordinary load and store (zero where masked)
+      llvm::Value* v = target_.predicated_load(b_, elem, ptrs[static_cast<std::size_t>(k)], mask[static_cast<std::size_t>(k)],
+                                               llvm::Constant::getNullValue(elem), static_cast<unsigned>(esz));
+      b_.CreateStore(v, shared_at(k));
+    }
+  }
+  target_.async_commit(b_);
+  set(op.result(), {});
+}
+
 void KernelLowering::lower_dot(const Op& op) {
   const ir::Type& at = op.operands[0]->type;
   const ir::Type& bt = op.operands[1]->type;
@@ -54,13 +121,26 @@ void KernelLowering::lower_dot(const Op& op) {
   const I esz = ir::dtype_bytes(at.dtype);
   const I a_stride = analysis::dot_row_stride(at.dtype, k), b_stride = analysis::dot_row_stride(at.dtype, n);
   llvm::Type* elem = scalar_type(at.element());
-  llvm::Value* a_smem = scratch(op);
-  llvm::Value* b_smem = b_.CreateConstGEP1_32(b_.getInt8Ty(), a_smem, static_cast<unsigned>(m * a_stride * esz));
-
-  shared_phase(op, 0);
-  stage_in_shared(op.operands[0], a_smem, a_stride);
-  stage_in_shared(op.operands[1], b_smem, b_stride);
-  shared_phase(op, 1);
+  llvm::Value* a_smem = nullptr;
+  llvm::Value* b_smem = nullptr;
+  if (analysis::is_async_dot(op)) {
+    // The operands of iteration i are in ring stage i mod S: wait until at most the copies of
+    // the depth - 1 later iterations (two groups each, a and b) are in flight, then a barrier, so
+    // that every thread's copies of this stage are visible and every thread is done with the
+    // stage the copies after this dot overwrite (the previous iteration's).
+    llvm::Value* slot = b_.CreateURem(loop_iteration(op), i32(b_, op.int_attr("async_stages")));
+    target_.async_wait(b_, static_cast<int>(2 * (op.int_attr("async_depth") - 1)));
+    target_.barrier(b_);
+    a_smem = ring_stage(op, 0, slot);
+    b_smem = ring_stage(op, 1, slot);
+  } else {
+    a_smem = scratch(op);
+    b_smem = b_.CreateConstGEP1_32(b_.getInt8Ty(), a_smem, static_cast<unsigned>(m * a_stride * esz));
+    shared_phase(op, 0);
+    stage_in_shared(op.operands[0], a_smem, a_stride);
+    stage_in_shared(op.operands[1], b_smem, b_stride);
+    shared_phase(op, 1);
+  }
 
   if (analysis::dot_uses_mma(op, target_.warp_size())) {
     if (!(rt.layout == analysis::mma_v2_layout(rt.shape, m_.num_warps)))

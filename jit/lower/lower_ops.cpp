@@ -276,6 +276,7 @@ std::vector<std::vector<I>> KernelLowering::access_groups(const Op& op, const ir
 }
 
 void KernelLowering::lower_load(const Op& op) {
+  if (op.has_attr("async_ring")) return lower_async_load(op);  // a pipelined dot operand (lower_dot.cpp)
   const ir::Value* res = op.result();
   // Memory holds a bool as one byte: access i8 and convert, so that vectors of bools are bytes.
   const bool is_bool = res->type.dtype == DType::I1;

@@ -90,10 +90,16 @@ void KernelLowering::declare_kernel() {
   // (jit/analysis/shared_memory.hpp).
   smem_plan_ = std::make_unique<analysis::SharedMemoryPlan>(m_);
   if (const std::int64_t smem = smem_plan_->total_bytes(); smem > 0) {
-    auto* arr = llvm::ArrayType::get(b_.getInt8Ty(), static_cast<std::uint64_t>(smem));
-    smem_ = new llvm::GlobalVariable(*module_, arr, false, llvm::GlobalValue::InternalLinkage,
-                                     llvm::UndefValue::get(arr), "tessera_smem", nullptr,
-                                     llvm::GlobalValue::NotThreadLocal, target_.shared_address_space());
+    if (target_.dynamic_shared_memory()) {  // sized at launch (DeviceBinary::shared_bytes)
+      auto* arr = llvm::ArrayType::get(b_.getInt8Ty(), 0);
+      smem_ = new llvm::GlobalVariable(*module_, arr, false, llvm::GlobalValue::ExternalLinkage, nullptr, "tessera_smem",
+                                       nullptr, llvm::GlobalValue::NotThreadLocal, target_.shared_address_space());
+    } else {
+      auto* arr = llvm::ArrayType::get(b_.getInt8Ty(), static_cast<std::uint64_t>(smem));
+      smem_ = new llvm::GlobalVariable(*module_, arr, false, llvm::GlobalValue::InternalLinkage,
+                                       llvm::UndefValue::get(arr), "tessera_smem", nullptr,
+                                       llvm::GlobalValue::NotThreadLocal, target_.shared_address_space());
+    }
     smem_->setAlignment(llvm::Align(16));
     shared_bytes_ = static_cast<int>(smem);
   }
@@ -263,6 +269,11 @@ void KernelLowering::lower_for(const Op& op) {
   }
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
+  // Copies into a pipelined dot's ring for iterations that never ran are still in flight: none
+  // may outlive the loop (their ring is the dot's own, but the kernel may end here).
+  bool async = false;
+  for (const auto& o : body.ops) async |= o->has_attr("async_ring");
+  if (async) target_.async_wait(b_, 0);
   for (std::size_t c = 0; c < carried.size(); ++c)
     set(op.result(static_cast<int>(c)), Elems(carried[c].begin(), carried[c].end()));
 }

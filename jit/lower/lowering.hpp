@@ -92,6 +92,16 @@ class KernelLowering {
   void lower_dot(const ir::Op& op);
   void lower_dot_mma(const ir::Op& op, llvm::Value* a_smem, llvm::Value* b_smem, std::int64_t a_stride,
                      std::int64_t b_stride);
+  // Pipelined dot operands (pipeline_loads.hpp): a load marked with a ring copies its tile into
+  // the ring's stage with cp.async and yields no registers; an asynchronous dot waits for its
+  // stage and reads it there.
+  void lower_async_load(const ir::Op& op);
+  // The dot that reads ring `ring`, and which of its operands the ring holds.
+  std::pair<const ir::Op*, int> ring_owner(std::int64_t ring) const;
+  // The base of `dot`'s ring stage `slot` (i32) for operand 0 or 1.
+  llvm::Value* ring_stage(const ir::Op& dot, int operand, llvm::Value* slot);
+  // (iv - lb) / step of the loop directly around `op`: the iteration it runs in, counted from 0.
+  llvm::Value* loop_iteration(const ir::Op& op);
   // Writes tile `v` row-major into shared memory at `base`, rows `row_stride` elements apart.
   void stage_in_shared(const ir::Value* v, llvm::Value* base, std::int64_t row_stride);
 

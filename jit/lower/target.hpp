@@ -25,6 +25,9 @@ class Target {
   virtual int warp_size() const = 0;
   virtual unsigned global_address_space() const = 0;   // where kernel pointer arguments live
   virtual unsigned shared_address_space() const = 0;
+  // Whether the kernel's shared memory is declared dynamic (an extern array sized at launch: the
+  // binary's shared_bytes), as NVIDIA needs beyond 48 KB per block; else a static array.
+  virtual bool dynamic_shared_memory() const { return false; }
 
   // Special registers and synchronization, emitted at the builder's insertion point.
   virtual llvm::Value* thread_id(llvm::IRBuilder<>& b) const = 0;           // i32, x only
@@ -81,6 +84,16 @@ class Target {
   virtual std::vector<llvm::Value*> mma_m16n8k16(llvm::IRBuilder<>& b, bool bf16, const std::vector<llvm::Value*>& a,
                                                  const std::vector<llvm::Value*>& bm,
                                                  const std::vector<llvm::Value*>& c) const;
+
+  // Asynchronous copies global -> shared (cp.async on sm_80+; lower_dot.cpp's pipelined operands).
+  // async_copy copies `bytes` (4, 8 or 16) from `global` to `shared` where `pred` holds and writes
+  // zeros where it does not; async_commit closes a group of copies; async_wait blocks until at
+  // most `pending` groups of this thread are still in flight. The defaults copy at once (an
+  // ordinary predicated load and a store; commit and wait do nothing), which is what the
+  // asynchronous form computes once waited for.
+  virtual void async_copy(llvm::IRBuilder<>& b, llvm::Value* shared, llvm::Value* global, int bytes, llvm::Value* pred) const;
+  virtual void async_commit(llvm::IRBuilder<>& b) const {}
+  virtual void async_wait(llvm::IRBuilder<>& b, int pending) const {}
 
   // The LLVM syncscope name of an atomic's scope ("cta", "gpu" or "sys"). The default, "" (the
   // whole system), is correct everywhere but may be slower than the target's narrower scopes.

@@ -35,6 +35,13 @@ void Target::predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Va
   b.SetInsertPoint(join_bb);
 }
 
+void Target::async_copy(llvm::IRBuilder<>& b, llvm::Value* shared, llvm::Value* global, int bytes, llvm::Value* pred) const {
+  llvm::Type* t = bytes == 4 ? static_cast<llvm::Type*>(b.getInt32Ty())
+                             : llvm::FixedVectorType::get(b.getInt32Ty(), static_cast<unsigned>(bytes / 4));
+  llvm::Value* v = predicated_load(b, t, global, pred, llvm::Constant::getNullValue(t), static_cast<unsigned>(bytes));
+  b.CreateAlignedStore(v, shared, llvm::Align(static_cast<std::uint64_t>(bytes)));
+}
+
 std::string Target::sync_scope(const std::string&) const { return ""; }
 
 void Target::set_max_registers(llvm::Function*, int) const {

@@ -125,11 +125,22 @@ void load_cuda(Compiled& c, CacheEntry& e) {
   auto& drv = cuda::CudaDriver::require();
   c.cu_module = drv.load_module(e.payload);
   c.cu_function = drv.get_function(c.cu_module, e.meta["function"]);
-  c.shared_bytes = 0;  // static shared memory is declared in the module itself
+  // NVIDIA kernels declare their shared memory dynamic: its size goes with every launch, and above
+  // the default 48 KB the function must be allowed it first (up to the device's opt-in limit).
+  c.shared_bytes = static_cast<unsigned>(meta_int(e, "shared_bytes"));
+  if (c.shared_bytes > 48 * 1024) {
+    const int limit = drv.device_attribute(cuda::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    if (static_cast<long long>(c.shared_bytes) > limit)
+      throw LaunchError(fmt::format("kernel '{}' needs {} bytes of shared memory per block; this device allows {} "
+                                    "(smaller blocks or fewer num_stages)", e.meta["function"], c.shared_bytes, limit));
+    drv.set_function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                               static_cast<int>(c.shared_bytes));
+  }
   ResourceReport& r = c.resources;
   r.registers = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_NUM_REGS);
   r.local_bytes = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
-  r.shared_bytes = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  r.shared_bytes = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) +
+                   static_cast<int>(c.shared_bytes);
   r.max_threads = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   r.jit_log = e.meta["jit_log"];
   r.spill_store_bytes = number_before(r.jit_log, "bytes spill stores");

@@ -270,7 +270,8 @@ class LayoutAssigner {
     }
   }
 
-  // Index arithmetic (aranges, splats, tile constants and integer arithmetic of them) is cheaper
+  // Index arithmetic (aranges, splats, tile constants, integer arithmetic and comparisons of them:
+  // masks) is cheaper
   // to compute again in the wanted layout than to move through shared memory with barriers around
   // it (Triton's rematerialization): a matmul's row and column indices are used both by its loads
   // and by its epilogue, in two layouts.
@@ -294,6 +295,8 @@ class LayoutAssigner {
       case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
       case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr:
       case OpKind::Min: case OpKind::Max:
+      case OpKind::CmpEq: case OpKind::CmpNe: case OpKind::CmpLt: case OpKind::CmpLe: case OpKind::CmpGt:
+      case OpKind::CmpGe:
         for (const Value* o : d->operands)
           if (o->type.is_tile() && !rematerializable(o, wanted, depth + 1)) return false;
         return true;

@@ -1,6 +1,7 @@
 #include "jit/transforms/pipeline_loads.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -43,9 +44,25 @@ Value* map_of(const std::unordered_map<const Value*, Value*>& map, Value* v) {
   return it == map.end() ? v : it->second;
 }
 
+bool is_zero_constant(const Value* v) {
+  if (!v->def || v->def->kind != OpKind::Constant) return false;
+  const ir::Attr& a = v->def->attrs.at("value");
+  if (auto* i = std::get_if<std::int64_t>(&a)) return *i == 0;
+  if (auto* d = std::get_if<double>(&a)) return *d == 0.0 && !std::signbit(*d);
+  return false;
+}
+
+int uses_in(ir::Block& b, const Value* v) {
+  int n = 0;
+  ir::walk(b, [&](Op& op) {
+    for (const Value* o : op.operands) n += o == v;
+  });
+  return n;
+}
+
 class LoopPipeliner {
  public:
-  explicit LoopPipeliner(Op& loop) : loop_(loop), body_(*loop.regions[0]->block) {}
+  LoopPipeliner(Op& loop, int num_stages, int& next_ring) : loop_(loop), body_(*loop.regions[0]->block), stages_(num_stages), next_ring_(next_ring) {}
 
   void run() {
     const Value* step = loop_.operands[2];
@@ -53,16 +70,37 @@ class LoopPipeliner {
         std::get<std::int64_t>(step->def->attrs.at("value")) <= 0)
       return;
     if (loop_writes_memory(body_)) return;
-    std::vector<Op*> loads;
+    std::vector<Op*> dots;  // collected first: pipelining inserts ops into the body
     for (auto& op : body_.ops)
-      if (op->kind == OpKind::Dot)
-        for (int i = 0; i < 2; ++i) {
-          Value* v = op->operands[i];
-          if (v->def && v->def->kind == OpKind::Load && v->def->parent == &body_ && v->type.is_tile() &&
-              std::find(loads.begin(), loads.end(), v->def) == loads.end() && slice_of(*v->def))
-            loads.push_back(v->def);
-        }
-    for (Op* load : loads) pipeline(*load);
+      if (op->kind == OpKind::Dot) dots.push_back(op.get());
+    for (Op* op : dots) {
+      Op* loads[2] = {nullptr, nullptr};
+      for (int i = 0; i < 2; ++i) {
+        Value* v = op->operands[i];
+        if (v->def && v->def->kind == OpKind::Load && v->def->parent == &body_ && v->type.is_tile() && slice_of(*v->def))
+          loads[i] = v->def;
+      }
+      // Asynchronous (cp.async into a ring of num_stages shared-memory stages that the dot reads)
+      // when both operands come straight from loads used by nothing else, whose masked-off
+      // elements are zero (cp.async zero-fills); else both prefetched one iteration ahead in
+      // registers.
+      bool async = loads[0] && loads[1] && loads[0] != loads[1];
+      for (Op* l : loads)
+        async = async && uses_in(body_, l->result()) == 1 && (l->operands.size() < 3 || is_zero_constant(l->operands[2]));
+      if (async) {
+        const int depth = stages_ - 1;
+        const std::vector<int> rings{next_ring_, next_ring_ + 1};
+        next_ring_ += 2;
+        pipeline({loads[0], loads[1]}, depth, rings, op);
+        op->attrs["async_ring_a"] = std::int64_t{rings[0]};
+        op->attrs["async_ring_b"] = std::int64_t{rings[1]};
+        op->attrs["async_stages"] = std::int64_t{stages_};
+        op->attrs["async_depth"] = std::int64_t{depth};
+        continue;
+      }
+      for (int i = 0; i < 2; ++i)
+        if (loads[i] && (i == 0 || loads[1] != loads[0])) pipeline({loads[i]}, 1, {}, nullptr);
+    }
   }
 
  private:
@@ -90,7 +128,7 @@ class LoopPipeliner {
   }
 
   // Builds, in `scratch`, the load for induction value `iv`, additionally masked by `in_range`.
-  Value* clone_load(ir::Block& scratch, const Op& load, Value* iv, Value* in_range) {
+  Op* clone_load(ir::Block& scratch, const Op& load, Value* iv, Value* in_range) {
     ir::Builder b(&scratch);
     b.set_loc(load.loc);
     std::unordered_map<const Value*, Value*> map{{body_.args[0].get(), iv}};
@@ -108,63 +146,100 @@ class LoopPipeliner {
     Value* other = load.operands.size() > 2 ? map_of(map, load.operands[2])
                    : ir::is_float(t.dtype) ? b.float_constant(t.dtype, 0.0, t.shape)
                                            : b.int_constant(t.dtype, 0, t.shape);
-    return b.create1(OpKind::Load, {ptr, mask, other}, t, load.attrs);
+    return b.create1(OpKind::Load, {ptr, mask, other}, t, load.attrs)->def;
   }
 
-  void pipeline(Op& load) {
+  // iv + j * step as the iv's type (it may wrap: only used where `in range` holds), and whether
+  // it is below ub, computed in 64 bits.
+  std::pair<Value*, Value*> iteration(ir::Builder& b, Value* iv, int j) {
+    Value* lb_or_iv = iv;
+    Value* step = loop_.operands[2];
+    Value* ub = loop_.operands[1];
+    const ir::Type i64 = ir::Type::scalar(ir::DType::I64);
+    Value* offset = j == 1 ? step : b.create1(OpKind::Mul, {step, b.int_constant(step->type.dtype, j)}, step->type);
+    Value* at = j == 0 ? lb_or_iv : b.create1(OpKind::Add, {lb_or_iv, offset}, lb_or_iv->type);
+    Value* wide = b.create1(OpKind::Cast, {lb_or_iv}, i64);
+    if (j != 0)
+      wide = b.create1(OpKind::Add, {wide, b.create1(OpKind::Mul, {b.create1(OpKind::Cast, {step}, i64), b.int_constant(ir::DType::I64, j)}, i64)}, i64);
+    Value* in_range = b.create1(OpKind::CmpLt, {wide, b.create1(OpKind::Cast, {ub}, i64)}, ir::Type::scalar(ir::DType::I1));
+    return {at, in_range};
+  }
+
+  // Loads `depth` iterations ahead: a prologue loads iterations 0 .. depth-1, the loop carries
+  // them (the oldest first), the body loads iteration i + depth. With rings (async), each load is
+  // marked with its ring and stage, and the loads of one iteration are issued together (the
+  // prologue iteration by iteration, A then B), so that the copies complete in the order the
+  // dot's waits count them; the body's go after the dot (their stage is the one the dot of the
+  // previous iteration read, free once every thread passed this iteration's barrier).
+  void pipeline(const std::vector<Op*>& loads, int depth, const std::vector<int>& rings, Op* dot) {
     ir::Block& outer = *loop_.parent;
     Value* lb = loop_.operands[0];
-    Value* ub = loop_.operands[1];
-    Value* step = loop_.operands[2];
-    const ir::Type i64 = ir::Type::scalar(ir::DType::I64);
-
-    // Prologue: iteration lb's tile, masked off when the loop runs no iteration.
     ir::Block scratch;
+    auto mark = [&](Op* l, std::size_t which, int slot) {
+      if (rings.empty()) return;
+      l->attrs["async_ring"] = std::int64_t{rings[which]};
+      l->attrs["async_slot"] = std::int64_t{slot};
+    };
     {
       ir::Builder b(&scratch);
-      b.set_loc(load.loc);
-      Value* runs = b.create1(OpKind::CmpLt, {lb, ub}, ir::Type::scalar(ir::DType::I1));
-      Value* first = clone_load(scratch, load, lb, runs);
+      b.set_loc(loads[0]->loc);
+      for (int j = 0; j < depth; ++j) {
+        auto [at, in_range] = iteration(b, lb, j);
+        for (std::size_t l = 0; l < loads.size(); ++l) {
+          Op* first = clone_load(scratch, *loads[l], at, in_range);
+          mark(first, l, j);
+          loop_.operands.push_back(first->result());
+        }
+      }
       splice(scratch, outer, std::find_if(outer.ops.begin(), outer.ops.end(), [&](auto& o) { return o.get() == &loop_; }));
-      loop_.operands.push_back(first);
     }
-    Value* current = body_.add_arg(load.result()->type);
-    loop_.add_result(load.result()->type);
-
-    // In the body, where the load was: the next iteration's tile.
-    {
+    // carried[l][j]: load l's tile of iteration i + j, in the argument order of the operands above.
+    std::vector<std::vector<Value*>> carried(loads.size());
+    for (int j = 0; j < depth; ++j)
+      for (std::size_t l = 0; l < loads.size(); ++l) {
+        carried[l].push_back(body_.add_arg(loads[l]->result()->type));
+        loop_.add_result(loads[l]->result()->type);
+      }
+    std::vector<Value*> next(loads.size());
+    for (std::size_t l = 0; l < loads.size(); ++l) {
       ir::Builder b(&scratch);
-      b.set_loc(load.loc);
-      Value* iv = body_.args[0].get();
-      Value* next_iv = b.create1(OpKind::Add, {iv, step}, iv->type);
-      Value* wide_next = b.create1(OpKind::Add, {b.create1(OpKind::Cast, {iv}, i64), b.create1(OpKind::Cast, {step}, i64)}, i64);
-      Value* in_range = b.create1(OpKind::CmpLt, {wide_next, b.create1(OpKind::Cast, {ub}, i64)}, ir::Type::scalar(ir::DType::I1));
-      Value* next = clone_load(scratch, load, next_iv, in_range);
-      splice(scratch, body_, std::find_if(body_.ops.begin(), body_.ops.end(), [&](auto& o) { return o.get() == &load; }));
-      ir::replace_all_uses(body_, load.result(), current);
-      body_.terminator()->operands.push_back(next);
+      b.set_loc(loads[l]->loc);
+      auto [at, in_range] = iteration(b, body_.args[0].get(), depth);
+      Op* n = clone_load(scratch, *loads[l], at, in_range);
+      mark(n, l, -1);
+      next[l] = n->result();
+      const Op* anchor = dot ? body_.terminator() : loads[l];
+      splice(scratch, body_, std::find_if(body_.ops.begin(), body_.ops.end(), [&](auto& o) { return o.get() == anchor; }));
     }
+    for (std::size_t l = 0; l < loads.size(); ++l) ir::replace_all_uses(body_, loads[l]->result(), carried[l][0]);
+    Op* yield = body_.terminator();
+    for (int j = 0; j < depth; ++j)
+      for (std::size_t l = 0; l < loads.size(); ++l)
+        yield->operands.push_back(j + 1 < depth ? carried[l][static_cast<std::size_t>(j + 1)] : next[l]);
   }
 
   Op& loop_;
   ir::Block& body_;
+  int stages_;
+  int& next_ring_;
   std::unordered_map<const Op*, std::vector<const Op*>> slices_;
 };
 
-void visit(ir::Block& b) {
+void visit(ir::Block& b, int num_stages, int& next_ring) {
   std::vector<Op*> loops;
   for (auto& op : b.ops) {
-    for (auto& r : op->regions) visit(*r->block);
+    for (auto& r : op->regions) visit(*r->block, num_stages, next_ring);
     if (op->kind == OpKind::For) loops.push_back(op.get());
   }
-  for (Op* loop : loops) LoopPipeliner(*loop).run();
+  for (Op* loop : loops) LoopPipeliner(*loop, num_stages, next_ring).run();
 }
 
 }  // namespace
 
 void pipeline_dot_loads(ir::Module& m) {
   if (m.num_stages < 2) return;
-  visit(m.entry());
+  int next_ring = 0;
+  visit(m.entry(), m.num_stages, next_ring);
   cse(m);  // the loads' shared arithmetic, cloned once per load
   dce(m);  // the original loads and their address arithmetic
 }

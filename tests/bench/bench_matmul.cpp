@@ -60,14 +60,14 @@ void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t
   static auto matmul = ex::make_matmul<T, T>("matmul");
   const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
   const ex::MatmulConfig configs[] = {
-      {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 1},
-      {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 2},
-      {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8, .num_warps = 8, .num_stages = 2},
-      {.block_m = 128, .block_n = 256, .block_k = 32, .group_m = 8, .num_warps = 8, .num_stages = 2},
       {.block_m = 128, .block_n = 64, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 1},
-      {.block_m = 128, .block_n = 64, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 2},
-      {.block_m = 64, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 2},
-      {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 2},
+      {.block_m = 128, .block_n = 64, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 3},
+      {.block_m = 128, .block_n = 64, .block_k = 32, .group_m = 8, .num_warps = 4, .num_stages = 4},
+      {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8, .num_warps = 4, .num_stages = 3},
+      {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 3},
+      {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8, .num_warps = 8, .num_stages = 4},
+      {.block_m = 128, .block_n = 256, .block_k = 32, .group_m = 8, .num_warps = 8, .num_stages = 3},
+      {.block_m = 64, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 3},
   };
   double best = 0;
   std::string best_cfg;
