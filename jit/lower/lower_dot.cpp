@@ -96,6 +96,16 @@ void KernelLowering::lower_async_load(const Op& op) {
     auto rc = element_coords(t, k);
     return b_.CreateGEP(elem, base, b_.CreateAdd(b_.CreateMul(rc[0], i32(b_, stride)), rc[1]));
   };
+  // Where the layout repeats the tile over threads, only the first copy's threads copy: two
+  // asynchronous writes of one address are a race (compute-sanitizer's racecheck reports it), even
+  // with the same bytes, and a repeat must not zero-fill either.
+  llvm::BasicBlock* copied = nullptr;
+  if (llvm::Value* owner = owner_predicate(t)) {
+    auto* copy_bb = llvm::BasicBlock::Create(ctx_, "async.copy", fn_);
+    copied = llvm::BasicBlock::Create(ctx_, "async.copied", fn_);
+    b_.CreateCondBr(owner, copy_bb, copied);
+    b_.SetInsertPoint(copy_bb);
+  }
   for (const auto& g : access_groups(op, op.operands[1])) {
     const I bytes = static_cast<I>(g.size()) * esz;
     if (bytes == 4 || bytes == 8 || bytes == 16) {
@@ -108,6 +118,10 @@ void KernelLowering::lower_async_load(const Op& op) {
                                                llvm::Constant::getNullValue(elem), static_cast<unsigned>(esz));
       b_.CreateStore(v, shared_at(k));
     }
+  }
+  if (copied) {
+    b_.CreateBr(copied);
+    b_.SetInsertPoint(copied);
   }
   target_.async_commit(b_);
   set(op.result(), {});
