@@ -118,8 +118,8 @@ auto make_batched_matmul(const char* name = "batched_matmul") {
 }
 
 struct MatmulConfig {
-  std::int64_t block_m = 128, block_n = 64, block_k = 64, group_m = 8;
-  int num_warps = 4, num_stages = 2;
+  std::int64_t block_m = 128, block_n = 128, block_k = 32, group_m = 8;
+  int num_warps = 4, num_stages = 3;
 };
 
 inline ts::LaunchOptions matmul_options(const MatmulShape& s, const MatmulConfig& cfg = {},
@@ -150,8 +150,8 @@ inline std::vector<ts::Config> matmul_autotune_configs() {
     return ts::Config{.meta = {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", g}},
                       .num_warps = warps, .num_stages = stages};
   };
-  return {c(128, 64, 64, 8, 4, 2), c(128, 64, 64, 8, 4, 1), c(128, 128, 64, 8, 8, 1), c(128, 128, 64, 8, 8, 2),
-          c(64, 128, 64, 8, 4, 2),  c(128, 64, 32, 8, 4, 2), c(128, 64, 64, 4, 4, 2),  c(64, 64, 64, 8, 4, 2)};
+  return {c(128, 128, 32, 8, 4, 3), c(128, 128, 64, 8, 8, 3), c(128, 64, 64, 8, 4, 3), c(128, 64, 32, 8, 4, 4),
+          c(64, 128, 64, 8, 4, 3),  c(128, 128, 32, 8, 8, 4), c(128, 256, 32, 8, 8, 3), c(128, 64, 64, 8, 4, 2)};
 }
 
 // The launch arguments after the three pointers.

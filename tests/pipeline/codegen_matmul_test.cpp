@@ -1,7 +1,7 @@
 // The matmul example compiled for sm_80 and sm_90a without a GPU: ptxas accepts the PTX, the dot
 // runs on tensor cores (mma.sync m16n8k16 fed by ldmatrix), and ptxas reports no spills for the
-// default configuration (128 x 64 x 64 blocks, 4 warps, num_stages 2) and for 128 x 128 x 64 with 8
-// warps. 128 x 128 with 4 warps and 128 x 256 with 8 spill today (notes/tensor-cores.md).
+// default configuration (128 x 128 x 32 blocks, 4 warps, num_stages 3: cp.async into a ring) and
+// for 128 x 128 x 64 with 8 warps and no pipelining.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -57,8 +57,8 @@ void check_matmul_ptx(const char* dtype) {
   const std::string ptxas = ptxas_or_skip();
   std::mt19937 rng(kExamplesSeed);
   for (int warps : {4, 8}) {
-    ex::MatmulConfig cfg;  // the default: 128 x 64 x 64, 4 warps, num_stages 2
-    if (warps == 8) cfg.block_n = 128, cfg.num_warps = 8, cfg.num_stages = 1;
+    ex::MatmulConfig cfg;  // the default: 128 x 128 x 32, 4 warps, num_stages 3
+    if (warps == 8) cfg.block_k = 64, cfg.num_warps = 8, cfg.num_stages = 1;
     HostCase c = matmul_case<In>(512, cfg, rng);
     for (const char* arch : {"sm_80", "sm_90a"}) {
       INFO(dtype << " " << c.label << ", " << arch);
@@ -68,6 +68,8 @@ void check_matmul_ptx(const char* dtype) {
       CHECK(count(art.data, "mma.sync.aligned.m16n8k16.row.col.f32." + std::string(dtype)) > 0);
       CHECK(count(art.data, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
       CHECK(count(art.data, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0);
+      // Pipelined through shared memory when num_stages > 1: cp.async copies, no register staging.
+      CHECK((count(art.data, "cp.async.cg.shared.global") > 0) == (cfg.num_stages > 1));
       if (ptxas.empty()) continue;
       ScratchFile file(art.data, ".ptx");
       const auto r = run_command(ptxas + " -v -arch=" + arch + " " + file.path() + " -o /dev/null");
