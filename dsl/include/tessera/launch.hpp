@@ -63,9 +63,10 @@ struct LaunchOptions {
   Grid grid;
   MetaValues meta;
   int num_warps = 4;
-  // Software-pipelining depth of loads in loops, as Triton's num_stages. Accepted, validated
-  // (1..8) and part of the key so that autotuning configs can name it; the current code
-  // generation does not pipeline yet, so every value compiles the same code.
+  // Software-pipelining depth of the loads feeding a loop's ts::dot, as Triton's num_stages
+  // (1..8, part of the key): 1 loads each K step when it runs; n >= 2 keeps n - 1 steps in flight
+  // (cp.async into a ring of n shared-memory stages, or a register prefetch where the loads do
+  // not allow it; jit/transforms/pipeline_loads.hpp). Loops without a dot are not affected.
   int num_stages = 1;
   void* stream = nullptr;               // CUstream / hipStream_t; null: the legacy default stream
   Executor executor = Executor::Auto;   // Auto: TESSERA_EXECUTOR, TESSERA_INTERPRET=1, else the GPU if any, else interp
