@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace tessera_examples {
@@ -19,6 +20,19 @@ struct MatmulShape {
   std::int64_t stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn;
 };
 
+// The (row, column) tile of C this program computes, in Triton's grouped order: programs run
+// GROUP_M rows of tiles at a time, column by column, so that those running together share rows of
+// A and columns of B in L2.
+inline std::pair<ts::Int, ts::Int> grouped_tile(const ts::Int& m, const ts::Int& n, int BM, int BN, int GROUP_M) {
+  auto pid = ts::program_id(0);
+  auto num_pid_m = (m + (BM - 1)) / BM;
+  auto num_pid_n = (n + (BN - 1)) / BN;
+  auto num_pid_in_group = num_pid_n * GROUP_M;
+  auto first_pid_m = (pid / num_pid_in_group) * GROUP_M;
+  auto group_size_m = ts::minimum(num_pid_m - first_pid_m, GROUP_M);
+  return {first_pid_m + (pid % num_pid_in_group) % group_size_m, (pid % num_pid_in_group) / group_size_m};
+}
+
 // In: the operands' element type (half, bfloat16, float, int8_t); Out: C's.
 template <class In, class Out>
 auto make_matmul(const char* name = "matmul") {
@@ -27,15 +41,7 @@ auto make_matmul(const char* name = "matmul") {
                              ts::Int stride_cm, ts::Int stride_cn) {
     const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
     const int BK = static_cast<int>(ts::meta("BLOCK_K")), GROUP_M = static_cast<int>(ts::meta("GROUP_M"));
-    auto pid = ts::program_id(0);
-    auto num_pid_m = (m + (BM - 1)) / BM;
-    auto num_pid_n = (n + (BN - 1)) / BN;
-    auto num_pid_in_group = num_pid_n * GROUP_M;
-    auto group_id = pid / num_pid_in_group;
-    auto first_pid_m = group_id * GROUP_M;
-    auto group_size_m = ts::minimum(num_pid_m - first_pid_m, GROUP_M);
-    auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
-    auto pid_n = (pid % num_pid_in_group) / group_size_m;
+    auto [pid_m, pid_n] = grouped_tile(m, n, BM, BN, GROUP_M);
     // Rows and columns past the edges are masked (other = 0), not wrapped with % m as Triton's
     // tutorial does: a remainder hides from axis info that the columns are contiguous, and the
     // loads would not be vectorized.
@@ -65,14 +71,7 @@ auto make_matmul_bias_gelu(const char* name = "matmul_bias_gelu") {
                              ts::Int stride_bn, ts::Int stride_cm, ts::Int stride_cn) {
     const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
     const int BK = static_cast<int>(ts::meta("BLOCK_K")), GROUP_M = static_cast<int>(ts::meta("GROUP_M"));
-    auto pid = ts::program_id(0);
-    auto num_pid_m = (m + (BM - 1)) / BM;
-    auto num_pid_n = (n + (BN - 1)) / BN;
-    auto num_pid_in_group = num_pid_n * GROUP_M;
-    auto first_pid_m = (pid / num_pid_in_group) * GROUP_M;
-    auto group_size_m = ts::minimum(num_pid_m - first_pid_m, GROUP_M);
-    auto pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m;
-    auto pid_n = (pid % num_pid_in_group) / group_size_m;
+    auto [pid_m, pid_n] = grouped_tile(m, n, BM, BN, GROUP_M);
     auto rows = pid_m * BM + ts::arange(0, BM);
     auto cols = pid_n * BN + ts::arange(0, BN);
     auto offs_k = ts::arange(0, BK);
