@@ -213,6 +213,14 @@ void KernelLowering::lower_convert_layout(const Op& op) {
   const I row = dst_t.shape.back();
   auto padded = [&](llvm::Value* lin) { return b_.CreateAdd(lin, b_.CreateUDiv(lin, b_.getInt32(static_cast<std::uint32_t>(row)))); };
   const Elems& in = get(op.operands[0]);
+  if (in.empty() && op.operands[0]->type.is_tile()) {
+    // A tile carried in a pipelined dot's ring holds no registers (lower_dot.cpp): nothing to
+    // move. The plan's barriers stay where it put them, since other ops count on them.
+    shared_phase(op, 0);
+    shared_phase(op, 1);
+    set(op.result(), {});
+    return;
+  }
   shared_phase(op, 0);
   for (I k = 0; k < static_cast<I>(in.size()); ++k) {
     llvm::Value* v = dst_t.dtype == DType::I1 ? b_.CreateZExt(in[k], elem) : in[k];

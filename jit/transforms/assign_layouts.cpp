@@ -7,6 +7,7 @@
 
 #include "jit/analysis/axis_info.hpp"
 #include "jit/analysis/layouts.hpp"
+#include "jit/analysis/shared_memory.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::transforms {
@@ -173,9 +174,23 @@ class LayoutAssigner {
       // loop body converts nothing; every other carried value takes the rank's default.
       auto& args = op.regions[0]->block->args;
       for (std::size_t i = 0; i < args.size(); ++i) {
+        const Op* yield = op.regions[0]->block->terminator();
+        // What the arg receives, followed through the queue of carried values a pipelined dot's
+        // ring shifts along (arg j yields arg j+1, the last yields the load).
+        const Value* yielded = i > 0 && yield ? yield->operands.at(i - 1) : nullptr;
+        for (int hops = 0; yielded && !yielded->def && yielded->owner == op.regions[0]->block.get() && yielded->index > 0 &&
+                           hops < static_cast<int>(args.size());
+             ++hops)
+          yielded = yield->operands.at(static_cast<std::size_t>(yielded->index - 1));
         if (const Layout* a = anchor_of(args[i].get())) {
           set_layout(args[i].get(), *a);
           set_layout(op.results[i - 1].get(), *a);
+        } else if (yielded && yielded->def && yielded->def->kind == OpKind::Load && yielded->def->has_attr("async_ring")) {
+          // A tile carried in a pipelined dot's ring (pipeline_loads.hpp) has no registers to
+          // convert: it keeps the layout its copies are issued in.
+          const Layout l = access_layout(*yielded->def);
+          set_layout(args[i].get(), l);
+          set_layout(op.results[i - 1].get(), l);
         } else {
           set_default(args[i].get());
           if (i > 0) set_default(op.results[i - 1].get());
@@ -247,7 +262,8 @@ class LayoutAssigner {
       case OpKind::For:
         return op.regions[0]->block->args[i - 2]->type.layout;  // inits follow lb, ub, step
       case OpKind::Dot:  // a and b go through shared memory from any layout (lower_dot.cpp)
-        if (i < 2) return default_for(v);
+        // A pipelined dot reads them from its ring, written in the layout they were copied in.
+        if (i < 2) return analysis::is_async_dot(op) && !v->type.layout.is_none() ? v->type.layout : default_for(v);
         return op.result()->type.layout;
       case OpKind::Yield: {
         Op* parent = op.parent->parent->parent;
