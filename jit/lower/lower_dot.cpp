@@ -212,7 +212,7 @@ void KernelLowering::lower_dot_mma(const Op& op, llvm::Value* a_smem, llvm::Valu
   const ir::Type& at = op.operands[0]->type;
   const ir::Type& rt = op.result()->type;
   const ir::Layout& l = rt.layout;
-  const I m = rt.shape[0], n = rt.shape[1], k = at.shape[1];
+  const I n = rt.shape[1], k = at.shape[1];
   const I esz = ir::dtype_bytes(at.dtype);
   const I wm_count = l.warps_per_cta[0], wn_count = l.warps_per_cta[1];
   const auto dist = analysis::distribute(rt);
@@ -263,7 +263,6 @@ void KernelLowering::lower_dot_mma(const Op& op, llvm::Value* a_smem, llvm::Valu
         acc[s0] = d[0], acc[s0 + 1] = d[1], acc[s1] = d[2], acc[s1 + 1] = d[3];
       }
   }
-  (void)m;
   set(op.result(), std::move(acc));
 }
 
