@@ -106,9 +106,14 @@ void KernelLowering::lower_async_load(const Op& op) {
     b_.CreateCondBr(owner, copy_bb, copied);
     b_.SetInsertPoint(copy_bb);
   }
+  // A group is a run of elements contiguous in global memory along the layout's fastest dim. The
+  // ring stores rows (dim 1) contiguously, so only runs along dim 1 are one copy; a run down a
+  // column (a transposed operand, vectorized along K) is scattered element by element.
+  const auto layout_dist = analysis::distribute(t);
+  const bool runs_along_rows = layout_dist.slice_dim < 0 && layout_dist.layout.order[0] == 1;
   for (const auto& g : access_groups(op, op.operands[1])) {
     const I bytes = static_cast<I>(g.size()) * esz;
-    if (bytes == 4 || bytes == 8 || bytes == 16) {
+    if (runs_along_rows && (bytes == 4 || bytes == 8 || bytes == 16)) {
       target_.async_copy(b_, shared_at(g[0]), ptrs[static_cast<std::size_t>(g[0])], static_cast<int>(bytes),
                          mask[static_cast<std::size_t>(g[0])]);
       continue;

@@ -35,6 +35,8 @@ void check_gpu_dot(double lo, double hi) {
       {512, 512, 256, {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8, .num_warps = 8}, false},
       {777, 555, 333, {.block_m = 128, .block_n = 64, .block_k = 64, .group_m = 8, .num_warps = 4}, false},
       {1000, 1000, 1000, {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8}, true},
+      // B column-major with K a multiple of 16 (vector loads along K) through the cp.async ring.
+      {512, 256, 128, {.block_m = 64, .block_n = 64, .block_k = 32, .group_m = 4, .num_warps = 4, .num_stages = 3}, true},
   };
   for (const DotCase& c : cases) {
     ex::MatmulShape s{c.m, c.n, c.k, c.k, 1, c.n, 1, c.n, 1};

@@ -26,6 +26,9 @@ const Case kCases[] = {
     {100, 70, 40, {.block_m = 64, .block_n = 32, .block_k = 32, .group_m = 2}, false},
     {130, 129, 33, {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8}, true},
     {64, 200, 64, {.block_m = 16, .block_n = 128, .block_k = 64, .group_m = 4}, false},
+    // B column-major with K divisible by 16: its loads are vectors along K (dim 0 of B's tile),
+    // which the pipelined copies must scatter into the ring's rows, not copy as one run.
+    {96, 64, 64, {.block_m = 32, .block_n = 32, .block_k = 32, .group_m = 2}, true},
 };
 // Under the sanitizers (tests/ci/sanitize.sh) the C++ around the generated code is what is checked:
 // fewer warp counts there.
