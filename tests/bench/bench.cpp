@@ -78,32 +78,8 @@ void run_case(const std::string& name, const char* metric, Body&& body) {
   emit(name, metric, value, &check);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Timed as triton.testing.do_bench times: before each repetition a 256 MB memset flushes the L2,
-// and the kernel is queued behind it, so that the events time the kernel on the GPU, not the
-// host's launch work in front of an idle GPU (which would charge ~5 us to every kernel).
-template <class F>
-double time_ms(tessera::cuda::CudaDriver& drv, F&& f, int reps) {
-  static const std::size_t flush_bytes = std::size_t{256} << 20;
-  static const tessera::cuda::CUdeviceptr flush = drv.alloc(flush_bytes);
-  std::vector<double> t;
-  auto a = drv.create_event(), b = drv.create_event();
-  for (int i = 0; i < reps; ++i) {
-    drv.memset_d8(flush, 0, flush_bytes);
-    drv.record_event(a, nullptr);
-    f();
-    drv.record_event(b, nullptr);
-    drv.synchronize_event(b);
-    t.push_back(drv.elapsed_ms(a, b));
-  }
-  drv.destroy_event(a);
-  drv.destroy_event(b);
-  return median(t);
-}
+using bench::median;
+using bench::time_ms;
 
 void bench_vector_add(tessera::cuda::CudaDriver& drv) {
   auto add = make_add();

@@ -19,31 +19,14 @@
 
 #include "backends/cuda/cuda_driver.hpp"
 #include "examples/matmul_kernels.hpp"
+#include "tests/bench/bench_check.hpp"
 
 namespace ts = tessera;
 namespace ex = tessera_examples;
 
 namespace {
 
-template <class F>
-double time_ms(tessera::cuda::CudaDriver& drv, F&& f, int reps) {
-  static const std::size_t flush_bytes = std::size_t{256} << 20;
-  static const tessera::cuda::CUdeviceptr flush = drv.alloc(flush_bytes);
-  std::vector<double> t;
-  auto a = drv.create_event(), b = drv.create_event();
-  for (int i = 0; i < reps; ++i) {
-    drv.memset_d8(flush, 0, flush_bytes);
-    drv.record_event(a, nullptr);
-    f();
-    drv.record_event(b, nullptr);
-    drv.synchronize_event(b);
-    t.push_back(drv.elapsed_ms(a, b));
-  }
-  drv.destroy_event(a);
-  drv.destroy_event(b);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+using bench::time_ms;  // do_bench-style timing, shared with bench.cpp (bench_check.hpp)
 
 int g_failed = 0;
 
