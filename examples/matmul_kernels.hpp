@@ -33,6 +33,23 @@ inline std::pair<ts::Int, ts::Int> grouped_tile(const ts::Int& m, const ts::Int&
   return {first_pid_m + (pid % num_pid_in_group) % group_size_m, (pid % num_pid_in_group) / group_size_m};
 }
 
+// acc = A[rows, :]·B[:, cols] over K in BLOCK_K steps, rows and columns past the edges and K past
+// its end masked to 0: the main loop of every matmul below.
+template <class In>
+auto accumulate_product(const ts::Ptr<In>& a, const ts::Ptr<In>& b, const ts::Int& m, const ts::Int& n, const ts::Int& k,
+                        const ts::Int& stride_am, const ts::Int& stride_ak, const ts::Int& stride_bk,
+                        const ts::Int& stride_bn, const ts::Int& rows, const ts::Int& cols, int BK) {
+  auto offs_k = ts::arange(0, BK);
+  auto acc = ts::zeros<ts::dot_accumulator_t<In>>({rows.shape()[0], cols.shape()[0]});
+  ts::for_range(0, k, BK, [&](ts::Int k0) {
+    auto ks = k0 + offs_k;
+    auto a_tile = ts::load(a + rows.col() * stride_am + ks.row() * stride_ak, (rows.col() < m) & (ks.row() < k), 0);
+    auto b_tile = ts::load(b + ks.col() * stride_bk + cols.row() * stride_bn, (ks.col() < k) & (cols.row() < n), 0);
+    acc = ts::dot(a_tile, b_tile, acc);
+  });
+  return acc;
+}
+
 // In: the operands' element type (half, bfloat16, float, int8_t); Out: C's.
 template <class In, class Out>
 auto make_matmul(const char* name = "matmul") {
@@ -47,14 +64,7 @@ auto make_matmul(const char* name = "matmul") {
     // loads would not be vectorized.
     auto rows = pid_m * BM + ts::arange(0, BM);
     auto cols = pid_n * BN + ts::arange(0, BN);
-    auto offs_k = ts::arange(0, BK);
-    auto acc = ts::zeros<ts::dot_accumulator_t<In>>({BM, BN});
-    ts::for_range(0, k, BK, [&](ts::Int k0) {
-      auto ks = k0 + offs_k;
-      auto a_tile = ts::load(a + rows.col() * stride_am + ks.row() * stride_ak, (rows.col() < m) & (ks.row() < k), 0);
-      auto b_tile = ts::load(b + ks.col() * stride_bk + cols.row() * stride_bn, (ks.col() < k) & (cols.row() < n), 0);
-      acc = ts::dot(a_tile, b_tile, acc);
-    });
+    auto acc = accumulate_product<In>(a, b, m, n, k, stride_am, stride_ak, stride_bk, stride_bn, rows, cols, BK);
     auto mask = (rows.col() < m) & (cols.row() < n);
     ts::store(c + rows.col() * stride_cm + cols.row() * stride_cn, acc.template to<Out>(), mask);
   });
@@ -74,14 +84,7 @@ auto make_matmul_bias_gelu(const char* name = "matmul_bias_gelu") {
     auto [pid_m, pid_n] = grouped_tile(m, n, BM, BN, GROUP_M);
     auto rows = pid_m * BM + ts::arange(0, BM);
     auto cols = pid_n * BN + ts::arange(0, BN);
-    auto offs_k = ts::arange(0, BK);
-    auto acc = ts::zeros<float>({BM, BN});
-    ts::for_range(0, k, BK, [&](ts::Int k0) {
-      auto ks = k0 + offs_k;
-      auto a_tile = ts::load(a + rows.col() * stride_am + ks.row() * stride_ak, (rows.col() < m) & (ks.row() < k), 0);
-      auto b_tile = ts::load(b + ks.col() * stride_bk + cols.row() * stride_bn, (ks.col() < k) & (cols.row() < n), 0);
-      acc = ts::dot(a_tile, b_tile, acc);
-    });
+    auto acc = accumulate_product<In>(a, b, m, n, k, stride_am, stride_ak, stride_bk, stride_bn, rows, cols, BK);
     auto x = acc + ts::load(bias + cols, cols < n, 0.0f).row();
     auto gelu = 0.5f * x * (1.0f + ts::erf(x * 0.70710678118654752f));
     ts::store(c + rows.col() * stride_cm + cols.row() * stride_cn, gelu.template to<ts::bfloat16>(),
