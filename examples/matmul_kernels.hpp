@@ -152,8 +152,8 @@ inline std::vector<ts::Config> matmul_autotune_configs() {
     return ts::Config{.meta = {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", g}},
                       .num_warps = warps, .num_stages = stages};
   };
-  return {c(128, 128, 32, 8, 4, 3), c(128, 128, 64, 8, 8, 3), c(128, 64, 64, 8, 4, 3), c(128, 64, 32, 8, 4, 4),
-          c(64, 128, 64, 8, 4, 3),  c(128, 128, 32, 8, 8, 4), c(128, 256, 32, 8, 8, 3), c(128, 64, 64, 8, 4, 2)};
+  return {c(128, 256, 64, 8, 8, 3), c(128, 128, 64, 8, 4, 3), c(128, 128, 32, 8, 4, 4), c(64, 256, 32, 8, 4, 4),
+          c(128, 64, 32, 8, 4, 4),  c(64, 128, 32, 8, 4, 4),  c(128, 128, 64, 8, 8, 3), c(128, 256, 32, 8, 8, 3)};
 }
 
 // The launch arguments after the three pointers.

@@ -61,6 +61,10 @@ llvm::Value* nvptx_predicated_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm:
                                    llvm::Value* other, unsigned align);
 bool nvptx_predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred,
                             unsigned align);
+// wgmma as inline PTX with tied accumulators (nvptx_wgmma_target.cpp).
+std::vector<llvm::Value*> nvptx_wgmma(llvm::IRBuilder<>& b, const lower::Target::Wgmma& shape, llvm::Value* desc_a,
+                                      llvm::Value* desc_b, const std::vector<llvm::Value*>& acc);
+std::vector<llvm::Value*> nvptx_wgmma_wait(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& acc, int pending);
 // Math (nvptx_math_target.cpp) and libdevice (libdevice_target.cpp).
 llvm::Value* nvptx_math(llvm::IRBuilder<>& b, const std::string& fn, llvm::ArrayRef<llvm::Value*> args);
 void link_libdevice(llvm::Module& m);
@@ -173,6 +177,26 @@ class NvptxTarget final : public lower::Target {
     std::vector<llvm::Value*> d;
     for (unsigned i = 0; i < 4; ++i) d.push_back(b.CreateExtractValue(r, {i}));
     return d;
+  }
+
+  std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, const Wgmma& shape, llvm::Value* desc_a, llvm::Value* desc_b,
+                                  const std::vector<llvm::Value*>& acc, llvm::Value*) const override {
+    return nvptx_wgmma(b, shape, desc_a, desc_b, acc);
+  }
+  llvm::Value* shared_window_address(llvm::IRBuilder<>& b, llvm::Value* p) const override {
+    return b.CreatePtrToInt(p, b.getInt32Ty());  // a shared (addrspace 3) pointer is 32 bits
+  }
+  void wgmma_fence(llvm::IRBuilder<>& b) const override {
+    call_intrinsic(b, llvm::Intrinsic::nvvm_wgmma_fence_sync_aligned);
+  }
+  void wgmma_commit(llvm::IRBuilder<>& b) const override {
+    call_intrinsic(b, llvm::Intrinsic::nvvm_wgmma_commit_group_sync_aligned);
+  }
+  std::vector<llvm::Value*> wgmma_wait(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& acc, int pending) const override {
+    return nvptx_wgmma_wait(b, acc, pending);
+  }
+  void fence_proxy_async(llvm::IRBuilder<>& b) const override {
+    call_intrinsic(b, llvm::Intrinsic::nvvm_fence_proxy_async_shared_cta);
   }
 
   void async_copy(llvm::IRBuilder<>& b, llvm::Value* shared, llvm::Value* global, int bytes, llvm::Value* pred) const override {

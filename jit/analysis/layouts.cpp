@@ -37,6 +37,37 @@ ir::Layout mma_v2_layout(const std::vector<I>& shape, int num_warps) {
   return l;
 }
 
+TargetInfo target_info(const std::string& target_name) {
+  TargetInfo t;
+  t.warp_size = target_name == "host64" || target_name.rfind("gfx", 0) == 0 ? 64 : 32;
+  // The host target emulates wgmma (jit/lower/wgmma_emulation.cpp) so that CI runs that lowering.
+  t.wgmma = target_name == "sm_90a" || target_name == "host";
+  return t;
+}
+
+bool wgmma_eligible(const ir::Op& dot, int num_warps, int warp_size) {
+  if (!dot_uses_mma(dot, warp_size) || num_warps % 4 != 0) return false;
+  const auto& a = dot.operands.at(0)->type;
+  const auto& b = dot.operands.at(1)->type;
+  const I m = a.shape[0], k = a.shape[1], n = b.shape[1];
+  return m % (16 * num_warps) == 0 && k % 16 == 0 && n % 16 == 0 && n <= 256;
+}
+
+bool dot_uses_wgmma(const ir::Op& dot) { return dot.kind == ir::OpKind::Dot && dot.has_attr("wgmma"); }
+
+ir::Layout wgmma_layout(const std::vector<I>& shape, int num_warps) {
+  ir::Layout l = mma_v2_layout(shape, num_warps);
+  l.warps_per_cta = {num_warps, 1};
+  return l;
+}
+
+ir::Layout dot_accumulator_layout(const ir::Op& dot, int num_warps, int warp_size) {
+  const auto& shape = dot.result()->type.shape;
+  if (dot_uses_wgmma(dot)) return wgmma_layout(shape, num_warps);
+  if (dot_uses_mma(dot, warp_size)) return mma_v2_layout(shape, num_warps);
+  return {};
+}
+
 ir::Layout blocked_layout(const std::vector<I>& shape, int num_warps, int warp_size, int vector,
                           const std::vector<int>& order) {
   const int rank = static_cast<int>(shape.size());

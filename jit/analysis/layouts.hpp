@@ -13,6 +13,7 @@
 // are consecutive elements in memory for a row-major tile: that is what vectorizes.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "jit/ir/ir.hpp"
@@ -43,6 +44,30 @@ bool dot_uses_mma(const ir::Op& dot, int warp_size);
 // 8*wn + c + 8*Wn*j. The tensor core does not care which tile row a fragment row is, so long as
 // the operands are fetched with the same map (lower_dot.cpp). Wm <= M/16 so that row slots pair.
 ir::Layout mma_v2_layout(const std::vector<std::int64_t>& shape, int num_warps);
+
+// What the layout pass needs to know of the target (the rest of a pass's context is the module's
+// num_warps and num_stages).
+struct TargetInfo {
+  int warp_size = 32;
+  bool wgmma = false;  // warpgroup MMA (sm_90a; the host target emulates it)
+};
+TargetInfo target_info(const std::string& target_name);
+
+// Whether `dot` can run on wgmma.mma_async m64nNk16 (f16/bf16 operands, warps of 32, whole
+// warpgroups of 4 warps, every warp 16 rows of each 64-row slab: M a multiple of 16 * num_warps,
+// N <= 256, K a multiple of 16). The layout pass marks such dots with the attribute "wgmma"
+// on a target that has it; the shared-memory plan and the lowering read the mark.
+bool wgmma_eligible(const ir::Op& dot, int num_warps, int warp_size);
+bool dot_uses_wgmma(const ir::Op& dot);
+// The wgmma accumulator as a blocked layout: mma_v2_layout's with all warps along M
+// (warps_per_cta [num_warps, 1]). Warp w holds rows 8*w + l/4 + 8*num_warps*i; wgmma gives warp
+// w%4 of warpgroup g rows 16*(w%4) + 8*h + l/4 of its 64-row slab s, so the lowering stores A's
+// rows in the permuted order that makes slab row 16*(w%4) + 8*h + r hold tile row
+// 8*w + r + 8*num_warps*(2*s + h) (lower_wgmma.cpp), and the accumulator needs no shuffle.
+ir::Layout wgmma_layout(const std::vector<std::int64_t>& shape, int num_warps);
+// The accumulator layout of a tensor-core dot (wgmma, else mma.sync); a none layout for the fma
+// lowering.
+ir::Layout dot_accumulator_layout(const ir::Op& dot, int num_warps, int warp_size);
 
 // Along `axis` of a blocked tile: the lanes and the warps that hold distinct positions (fewer
 // than threads_per_warp / warps_per_cta where the tile is smaller than the layout's CTA tile and

@@ -50,14 +50,38 @@ I dot_row_stride(ir::DType operand, I row_elems) { return row_elems + dot_row_pa
 bool is_async_dot(const Op& op) { return op.kind == OpKind::Dot && op.has_attr("async_stages"); }
 I dot_stage_bytes(const Op& dot, int operand) {
   const auto& t = dot.operands.at(static_cast<std::size_t>(operand))->type;
+  // wgmma operands are dense swizzled tiles whose swizzle atoms (8 rows of up to 128 bytes) must
+  // start 1024-byte aligned; mma.sync operands have padded rows.
+  if (dot_uses_wgmma(dot)) return (t.numel() * ir::dtype_bytes(t.dtype) + 1023) / 1024 * 1024;
   return t.shape[0] * dot_row_stride(t.dtype, t.shape[1]) * ir::dtype_bytes(t.dtype);
 }
+
+bool wgmma_in_flight(const Op& dot) {
+  if (!dot_uses_wgmma(dot) || !is_async_dot(dot) || !dot.parent || !dot.parent->parent) return false;
+  ir::Block& body = *dot.parent;
+  const Op* loop = body.parent->parent;
+  if (!loop || loop->kind != OpKind::For) return false;
+  const ir::Value* acc = dot.operands.at(2);
+  std::size_t arg = 0;
+  while (arg < body.args.size() && body.args[arg].get() != acc) ++arg;
+  const Op* yield = body.terminator();
+  if (arg == 0 || arg == body.args.size() || !yield || yield->operands.at(arg - 1) != dot.result()) return false;
+  int acc_uses = 0, result_uses = 0;
+  ir::walk(body, [&](const Op& o) {
+    for (const ir::Value* v : o.operands) acc_uses += v == acc, result_uses += v == dot.result();
+  });
+  return acc_uses == 1 && result_uses == 1;
+}
+
+I dot_ring_stages(const Op& dot) { return dot.int_attr("async_stages") + (wgmma_in_flight(dot) ? 1 : 0); }
+
+I shared_alignment(const Op& op) { return dot_uses_wgmma(op) ? 1024 : 16; }
 
 I shared_bytes(const Op& op) {
   I bytes = 0;
   switch (op.kind) {
     case OpKind::Dot: {  // a then b, rows padded (lower_dot.cpp); a ring of stages when asynchronous
-      const I stages = is_async_dot(op) ? op.int_attr("async_stages") : 1;
+      const I stages = is_async_dot(op) ? dot_ring_stages(op) : 1;
       return stages * (dot_stage_bytes(op, 0) + dot_stage_bytes(op, 1));
     }
     case OpKind::ConvertLayout: {
@@ -99,6 +123,7 @@ SharedMemoryPlan::SharedMemoryPlan(const ir::Module& m) {
 void SharedMemoryPlan::allocate(const ir::Module& m) {
   const auto used = used_values(m);
   I shared_region = 0, private_bytes = 0;
+  alignment_ = 16;
   struct Use {
     const Op* op;
     I offset, bytes;
@@ -110,14 +135,19 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
     const I bytes = shared_bytes(op);
     if (bytes == 0) return;
     users_.push_back(&op);
+    const I align = shared_alignment(op);
+    alignment_ = std::max(alignment_, align);
     if (is_private_user(op)) {
+      private_bytes = (private_bytes + align - 1) / align * align;
       private_ops.push_back({&op, private_bytes, bytes});
-      private_bytes += (bytes + 15) / 16 * 16;  // each region 16-byte aligned
+      private_bytes += (bytes + 15) / 16 * 16;  // each region at least 16-byte aligned
     } else {
       shared_ops.push_back({&op, 0, bytes});
       shared_region = std::max(shared_region, (bytes + 15) / 16 * 16);
     }
   });
+  // The private regions start where the shared one ends, aligned as the most demanding of them.
+  shared_region = (shared_region + alignment_ - 1) / alignment_ * alignment_;
   for (const Use& u : shared_ops) regions_[u.op] = {0, u.bytes};
   for (const Use& u : private_ops) regions_[u.op] = {shared_region + u.offset, shared_region + u.offset + u.bytes};
   total_bytes_ = shared_region + private_bytes;

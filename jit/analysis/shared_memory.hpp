@@ -42,14 +42,27 @@ std::int64_t dot_row_stride(ir::DType operand, std::int64_t row_elems);
 bool is_async_dot(const ir::Op& op);
 // Bytes of one stage of a dot's staged a (operand 0) or b (operand 1).
 std::int64_t dot_stage_bytes(const ir::Op& dot, int operand);
-// The bytes of shared memory `op` needs while it runs (0: none).
+// An asynchronous wgmma dot whose accumulator is only carried around its loop (the loop's block
+// argument feeds nothing but the dot, the dot's result nothing but the yield): its wgmmas stay in
+// flight into the next iteration (wait_group 1 after each, wait_group 0 after the loop), as
+// Triton's and CUTLASS's mainloops keep them. Its ring then has one stage more than num_stages:
+// the copies of iteration i go to the stage of iteration i - 2, which every warpgroup finished
+// reading before the barrier of iteration i (another warpgroup may still be reading i - 1's).
+bool wgmma_in_flight(const ir::Op& dot);
+// The stages of an asynchronous dot's ring: async_stages, plus one when wgmma_in_flight.
+std::int64_t dot_ring_stages(const ir::Op& dot);
+// The bytes of shared memory `op` needs while it runs (0: none), and the alignment of its region
+// (16 bytes; 1024 for a wgmma dot's swizzled operands).
 std::int64_t shared_bytes(const ir::Op& op);
+std::int64_t shared_alignment(const ir::Op& op);
 
 class SharedMemoryPlan {
  public:
   explicit SharedMemoryPlan(const ir::Module& m);
 
   std::int64_t total_bytes() const { return total_bytes_; }
+  // The alignment the buffer's start needs: the largest of its regions' (shared_alignment).
+  std::int64_t alignment() const { return alignment_; }
   bool has_region(const ir::Op& op) const { return regions_.count(&op) > 0; }
   // Byte offset of the op's region; throws InternalError for an op without one.
   std::int64_t offset(const ir::Op& op) const;
@@ -77,6 +90,7 @@ class SharedMemoryPlan {
   std::vector<const ir::Op*> users_;                                         // in program order
   std::set<std::pair<const ir::Op*, int>> barriers_;                         // (op, phase)
   std::int64_t total_bytes_ = 0;
+  std::int64_t alignment_ = 16;
 };
 
 }  // namespace tessera::analysis

@@ -7,7 +7,8 @@
 //   memory, in the order the interpreter uses (k ascending), so f32 and i8 match it exactly.
 // A pipelined dot (num_stages >= 2, pipeline_loads.hpp) reads its operands from a ring of stages
 // that cp.async filled (lower_async_load) instead of staging them.
-// Not yet: swizzled instead of padded rows, wgmma on sm_90a (notes/tensor-cores.md).
+// On sm_90a, dots the layout pass marked "wgmma" run on wgmma.mma_async from swizzled operands
+// instead (lower_wgmma.cpp).
 #include <fmt/format.h>
 
 #include "jit/lower/lowering.hpp"
@@ -24,21 +25,21 @@ namespace {
 llvm::Value* i32(llvm::IRBuilder<>& b, I v) { return b.getInt32(static_cast<std::uint32_t>(v)); }
 }  // namespace
 
-void KernelLowering::stage_in_shared(const ir::Value* v, llvm::Value* base, I row_stride) {
+void KernelLowering::stage_in_shared(const ir::Value* v, llvm::Value* base, const SharedTile& tile) {
   // Each thread writes the elements it holds; runs of elements contiguous along the row that the
-  // layout keeps in one thread go as one vector of up to 16 bytes (rows are 16-byte aligned).
+  // layout keeps in one thread go as one vector of up to 16 bytes where the tile stores rows
+  // contiguously (16-byte pieces stay whole under a swizzle and padded rows are 16-byte aligned).
   const ir::Type& t = v->type;
   const auto dist = analysis::distribute(t);
   llvm::Type* elem = scalar_type(t.element());
   const I esz = ir::dtype_bytes(t.dtype);
   I run = 1;
-  if (dist.slice_dim < 0 && dist.layout.order[0] == 1)
+  if (dist.slice_dim < 0 && dist.layout.order[0] == 1 && tile.contiguous_dim == 1)
     run = std::min<I>({dist.layout.size_per_thread[1], dist.slots[1], 16 / esz});
   const Elems& elems = get(v);
   for (I k = 0; k < static_cast<I>(elems.size()); k += run) {
     auto coords = element_coords(t, k);
-    llvm::Value* index = b_.CreateAdd(b_.CreateMul(coords[0], i32(b_, row_stride)), coords[1]);
-    llvm::Value* ptr = b_.CreateGEP(elem, base, index);
+    llvm::Value* ptr = b_.CreateGEP(b_.getInt8Ty(), base, shared_tile_offset(tile, coords[0], coords[1]));
     if (run == 1) {
       b_.CreateStore(elems[k], ptr);
       continue;
@@ -62,7 +63,7 @@ std::pair<const Op*, int> KernelLowering::ring_owner(I ring) const {
 }
 
 llvm::Value* KernelLowering::ring_stage(const Op& dot, int operand, llvm::Value* slot) {
-  const I stages = dot.int_attr("async_stages");
+  const I stages = analysis::dot_ring_stages(dot);
   const I first = operand == 0 ? 0 : stages * analysis::dot_stage_bytes(dot, 0);
   llvm::Value* offset = b_.CreateAdd(i32(b_, first), b_.CreateMul(slot, i32(b_, analysis::dot_stage_bytes(dot, operand))));
   return b_.CreateGEP(b_.getInt8Ty(), scratch(dot), offset);
@@ -81,20 +82,22 @@ llvm::Value* KernelLowering::loop_iteration(const Op& op) {
 
 void KernelLowering::lower_async_load(const Op& op) {
   const auto [dot, operand] = ring_owner(op.int_attr("async_ring"));
-  const I stages = dot->int_attr("async_stages"), depth = dot->int_attr("async_depth");
+  const I stages = analysis::dot_ring_stages(*dot), depth = dot->int_attr("async_depth");
   const I slot_attr = op.int_attr("async_slot");
   llvm::Value* slot = slot_attr >= 0 ? i32(b_, slot_attr)
                                      : b_.CreateURem(b_.CreateAdd(loop_iteration(op), i32(b_, depth)), i32(b_, stages));
   llvm::Value* base = ring_stage(*dot, operand, slot);
   const ir::Type& t = op.result()->type;
   const I esz = ir::dtype_bytes(t.dtype);
-  const I stride = analysis::dot_row_stride(t.dtype, t.shape[1]);
+  const SharedTile tile = dot_operand_tile(*dot, operand, t);
+  if (tile.contiguous_dim != dot_operand_tile(*dot, operand, dot->operands[static_cast<std::size_t>(operand)]->type).contiguous_dim)
+    throw InternalError(fmt::format("lowering: a ring load and its dot disagree on the operand's layout at {}", op.loc.str()));
   llvm::Type* elem = scalar_type(t.element());
   const Elems& ptrs = get(op.operands[0]);
   const Elems& mask = get(op.operands[1]);
   auto shared_at = [&](I k) {
     auto rc = element_coords(t, k);
-    return b_.CreateGEP(elem, base, b_.CreateAdd(b_.CreateMul(rc[0], i32(b_, stride)), rc[1]));
+    return b_.CreateGEP(b_.getInt8Ty(), base, shared_tile_offset(tile, rc[0], rc[1]));
   };
   // Where the layout repeats the tile over threads, only the first copy's threads copy: two
   // asynchronous writes of one address are a race (compute-sanitizer's racecheck reports it), even
@@ -106,11 +109,12 @@ void KernelLowering::lower_async_load(const Op& op) {
     b_.CreateCondBr(owner, copy_bb, copied);
     b_.SetInsertPoint(copy_bb);
   }
-  // A group is a run of elements contiguous in global memory along the layout's fastest dim. The
-  // ring stores rows (dim 1) contiguously, so only runs along dim 1 are one copy; a run down a
-  // column (a transposed operand, vectorized along K) is scattered element by element.
+  // A group is a run of elements contiguous in global memory along the layout's fastest dim. Only
+  // runs along the dim the ring stores contiguously are one copy (padded rows: dim 1; wgmma's B:
+  // its own fastest dim); others (a transposed A, vectorized along M) are scattered element by
+  // element.
   const auto layout_dist = analysis::distribute(t);
-  const bool runs_along_rows = layout_dist.slice_dim < 0 && layout_dist.layout.order[0] == 1;
+  const bool runs_along_rows = layout_dist.slice_dim < 0 && layout_dist.layout.order[0] == tile.contiguous_dim;
   for (const auto& g : access_groups(op, op.operands[1])) {
     const I bytes = static_cast<I>(g.size()) * esz;
     if (runs_along_rows && (bytes == 4 || bytes == 8 || bytes == 16)) {
@@ -136,10 +140,10 @@ void KernelLowering::lower_dot(const Op& op) {
   const ir::Type& at = op.operands[0]->type;
   const ir::Type& bt = op.operands[1]->type;
   const ir::Type& rt = op.result()->type;
-  const I m = at.shape[0], k = at.shape[1], n = bt.shape[1];
-  const I esz = ir::dtype_bytes(at.dtype);
-  const I a_stride = analysis::dot_row_stride(at.dtype, k), b_stride = analysis::dot_row_stride(at.dtype, n);
+  const I k = at.shape[1];
+  const I a_stride = analysis::dot_row_stride(at.dtype, k), b_stride = analysis::dot_row_stride(at.dtype, bt.shape[1]);
   llvm::Type* elem = scalar_type(at.element());
+  const bool wgmma = analysis::dot_uses_wgmma(op);
   llvm::Value* a_smem = nullptr;
   llvm::Value* b_smem = nullptr;
   if (analysis::is_async_dot(op)) {
@@ -147,19 +151,23 @@ void KernelLowering::lower_dot(const Op& op) {
     // the depth - 1 later iterations (two groups each, a and b) are in flight, then a barrier, so
     // that every thread's copies of this stage are visible and every thread is done with the
     // stage the copies after this dot overwrite (the previous iteration's).
-    llvm::Value* slot = b_.CreateURem(loop_iteration(op), i32(b_, op.int_attr("async_stages")));
+    llvm::Value* slot = b_.CreateURem(loop_iteration(op), i32(b_, analysis::dot_ring_stages(op)));
     target_.async_wait(b_, static_cast<int>(2 * (op.int_attr("async_depth") - 1)));
+    if (wgmma) target_.fence_proxy_async(b_);  // the copies, visible to wgmma's async proxy
     target_.barrier(b_);
     a_smem = ring_stage(op, 0, slot);
     b_smem = ring_stage(op, 1, slot);
   } else {
     a_smem = scratch(op);
-    b_smem = b_.CreateConstGEP1_32(b_.getInt8Ty(), a_smem, static_cast<unsigned>(m * a_stride * esz));
+    b_smem = b_.CreateConstGEP1_32(b_.getInt8Ty(), a_smem, static_cast<unsigned>(analysis::dot_stage_bytes(op, 0)));
     shared_phase(op, 0);
-    stage_in_shared(op.operands[0], a_smem, a_stride);
-    stage_in_shared(op.operands[1], b_smem, b_stride);
+    stage_in_shared(op.operands[0], a_smem, dot_operand_tile(op, 0, at));
+    stage_in_shared(op.operands[1], b_smem, dot_operand_tile(op, 1, bt));
+    if (wgmma) target_.fence_proxy_async(b_);  // the stores, visible to wgmma's async proxy
     shared_phase(op, 1);
   }
+
+  if (wgmma) return lower_dot_wgmma(op, a_smem, b_smem);
 
   if (analysis::dot_uses_mma(op, target_.warp_size())) {
     if (!(rt.layout == analysis::mma_v2_layout(rt.shape, m_.num_warps)))

@@ -100,7 +100,7 @@ void KernelLowering::declare_kernel() {
                                        llvm::UndefValue::get(arr), "tessera_smem", nullptr,
                                        llvm::GlobalValue::NotThreadLocal, target_.shared_address_space());
     }
-    smem_->setAlignment(llvm::Align(16));
+    smem_->setAlignment(llvm::Align(static_cast<std::uint64_t>(smem_plan_->alignment())));
     shared_bytes_ = static_cast<int>(smem);
   }
 
@@ -276,6 +276,14 @@ void KernelLowering::lower_for(const Op& op) {
   if (async) target_.async_wait(b_, 0);
   for (std::size_t c = 0; c < carried.size(); ++c)
     set(op.result(static_cast<int>(c)), Elems(carried[c].begin(), carried[c].end()));
+  // The accumulators of wgmmas left in flight by the last iteration (lower_wgmma.cpp) are read
+  // after their wait only.
+  const ir::Op* yield = body.terminator();
+  for (const auto& o : body.ops) {
+    if (!analysis::wgmma_in_flight(*o)) continue;
+    for (std::size_t c = 0; c < yield->operands.size(); ++c)
+      if (yield->operands[c] == o->result()) set(op.result(static_cast<int>(c)), target_.wgmma_wait(b_, get(op.result(static_cast<int>(c))), 0));
+  }
 }
 
 void KernelLowering::lower_if(const Op& op) {

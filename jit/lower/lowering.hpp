@@ -88,8 +88,22 @@ class KernelLowering {
   // This thread's lane coordinate along dim d of a blocked layout.
   llvm::Value* lane_coord(const ir::Layout& l, int d);
 
-  // dot (lower_dot.cpp): operands staged in shared memory, then mma.sync or fma loops.
+  // dot (lower_dot.cpp): operands staged in shared memory, then wgmma, mma.sync or fma loops.
   void lower_dot(const ir::Op& op);
+  // How a dot operand tile lies in shared memory (lower_wgmma.cpp): row-major with padded rows
+  // (swizzle 0: mma.sync and fma loops), or wgmma's canonical layout: `contiguous_dim` stored
+  // contiguously in swizzled blocks of `swizzle` bytes, A's rows permuted for the warpgroups.
+  struct SharedTile {
+    std::int64_t rows = 0, cols = 0, esz = 0;
+    std::int64_t row_stride = 0;  // padded layout: elements from one row to the next
+    int contiguous_dim = 1;
+    std::int64_t swizzle = 0;
+    int permute_rows_for_warps = 0;  // A of a wgmma dot: num_warps; else 0
+  };
+  SharedTile dot_operand_tile(const ir::Op& dot, int operand, const ir::Type& t) const;
+  // Byte offset (i32) of element (row, col) of a tile laid out as `s`.
+  llvm::Value* shared_tile_offset(const SharedTile& s, llvm::Value* row, llvm::Value* col);
+  void lower_dot_wgmma(const ir::Op& op, llvm::Value* a_smem, llvm::Value* b_smem);
   void lower_dot_mma(const ir::Op& op, llvm::Value* a_smem, llvm::Value* b_smem, std::int64_t a_stride,
                      std::int64_t b_stride);
   // Pipelined dot operands (pipeline_loads.hpp): a load marked with a ring copies its tile into
@@ -102,8 +116,8 @@ class KernelLowering {
   llvm::Value* ring_stage(const ir::Op& dot, int operand, llvm::Value* slot);
   // (iv - lb) / step of the loop directly around `op`: the iteration it runs in, counted from 0.
   llvm::Value* loop_iteration(const ir::Op& op);
-  // Writes tile `v` row-major into shared memory at `base`, rows `row_stride` elements apart.
-  void stage_in_shared(const ir::Value* v, llvm::Value* base, std::int64_t row_stride);
+  // Writes tile `v` into shared memory at `base`, laid out as `tile` says.
+  void stage_in_shared(const ir::Value* v, llvm::Value* base, const SharedTile& tile);
 
   // Atomics (lower_atomics.cpp).
   void lower_atomic(const ir::Op& op);

@@ -85,6 +85,41 @@ class Target {
                                                  const std::vector<llvm::Value*>& bm,
                                                  const std::vector<llvm::Value*>& c) const;
 
+  // Warpgroup MMA (sm_90a; lower_wgmma.cpp): wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}
+  // with both operands in shared memory, given by 64-bit matrix descriptors (PTX ISA "Matrix
+  // Descriptor Format": start address, leading and stride byte offsets, each >> 4 in 14 bits;
+  // swizzle mode in bits 62-63: 1 = 128-byte, 2 = 64-byte, 3 = 32-byte). A is K-major; B is
+  // K-major, or N-major when `trans_b`. `acc` holds the n/2 f32 accumulators of this thread of the
+  // warpgroup (register v: row 16*(warp%4) + 8*((v/2)%2) + lane/4, column 8*(v/4) + 2*(lane%4) +
+  // v%2); the result is d = a·b + acc in the same registers. The default (wgmma_emulation.cpp)
+  // decodes the descriptors relative to `shared_base` and sums the 16 products of each element in
+  // k order, as the interpreter does; NVIDIA emits the instruction (inline PTX, accumulators tied).
+  struct Wgmma {
+    int n;
+    bool bf16;
+    bool trans_b;
+  };
+  virtual std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, const Wgmma& shape, llvm::Value* desc_a,
+                                          llvm::Value* desc_b, const std::vector<llvm::Value*>& acc,
+                                          llvm::Value* shared_base) const;
+  // The address (i32) of shared pointer `p` as a descriptor holds it: its offset in the shared
+  // window on NVIDIA; 0 by default, where the emulation reads descriptors relative to the kernel's
+  // shared memory.
+  virtual llvm::Value* shared_window_address(llvm::IRBuilder<>& b, llvm::Value* p) const { return b.getInt32(0); }
+  // wgmma.fence before wgmmas whose accumulators other instructions wrote; commit_group after
+  // them; wait_group until at most `pending` groups are in flight, the accumulators passed through
+  // so that nothing reads them before (ptxas serializes the wgmmas otherwise: warning C7515);
+  // with `acc` empty, a wait that passes nothing through (for wgmmas whose results are read later).
+  // fence.proxy.async orders this thread's generic-proxy shared-memory writes (st.shared,
+  // cp.async) before the async proxy's reads (wgmma). The defaults do nothing: the emulation
+  // computes at once.
+  virtual void wgmma_fence(llvm::IRBuilder<>& b) const {}
+  virtual void wgmma_commit(llvm::IRBuilder<>& b) const {}
+  virtual std::vector<llvm::Value*> wgmma_wait(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& acc, int pending) const {
+    return acc;
+  }
+  virtual void fence_proxy_async(llvm::IRBuilder<>& b) const {}
+
   // Asynchronous copies global -> shared (cp.async on sm_80+; lower_dot.cpp's pipelined operands).
   // async_copy copies `bytes` (4, 8 or 16) from `global` to `shared` where `pred` holds and writes
   // zeros where it does not; async_commit closes a group of copies; async_wait blocks until at

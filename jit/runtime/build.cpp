@@ -62,7 +62,9 @@ cuda::JitResult assemble_ptx(const std::string& ptx, const std::string& target, 
   return cuda::CudaDriver::require().compile_ptx(ptx, jit_options(o));
 }
 
-// Replaces a PTX payload by the cubin assembled from it (with the assembler's -v log).
+// Replaces a PTX payload by the cubin assembled from it for `arch`, the device's own architecture
+// (PTX for an older target, TESSERA_CUDA_ARCH=sm_80, assembles for a newer GPU; a cubin would
+// not load there), with the assembler's -v log.
 void assemble_in_place(CacheEntry& e, const std::string& target, const CompileOptions& o, CompileTimes& times,
                        Stopwatch& clock) {
   auto jit = assemble_ptx(e.payload, target, o);
@@ -93,7 +95,7 @@ Built build_entry(const detail::KernelDef& def, const LaunchOptions& opts, const
     times.passes = clock.lap();
     CacheEntry e = device_entry(def.name, target, codegen(*m, target, opts.compile));
     times.codegen = clock.lap();
-    if (cuda) assemble_in_place(e, target, opts.compile, times, clock);
+    if (cuda) assemble_in_place(e, cuda_device_arch(), opts.compile, times, clock);
     return e;
   };
   DiskCache& cache = DiskCache::global();
@@ -103,7 +105,7 @@ Built build_entry(const detail::KernelDef& def, const LaunchOptions& opts, const
   b.from_disk = !compiled_here;
   if (b.from_disk) times.disk += clock.lap();
   if (cuda && b.entry.meta["format"] == "ptx") {
-    assemble_in_place(b.entry, target, opts.compile, times, clock);
+    assemble_in_place(b.entry, cuda_device_arch(), opts.compile, times, clock);
     cache.put(key, b.entry);
   }
   return b;
@@ -226,9 +228,21 @@ std::unique_ptr<Compiled> build_host(const detail::KernelDef& def, Executor ex, 
 
 }  // namespace
 
-std::string cuda_target_name() {
+std::string cuda_device_arch() {
   auto [major, minor] = cuda::CudaDriver::require().compute_capability();
   return fmt::format("sm_{}{}{}", major, minor, major == 9 ? "a" : "");
+}
+
+std::string cuda_target_name() {
+  auto [major, minor] = cuda::CudaDriver::require().compute_capability();
+  const std::string native = cuda_device_arch();
+  // TESSERA_CUDA_ARCH=sm_80 runs the sm_80 code (mma.sync, no wgmma) on a newer GPU, which the
+  // driver accepts as PTX for an older architecture: how the H200 tests sm_80's lowering.
+  const char* arch = std::getenv("TESSERA_CUDA_ARCH");
+  if (!arch || !*arch || native == arch) return native;
+  if (std::string(arch) == "sm_80" && major >= 8) return arch;
+  throw Error(fmt::format("TESSERA_CUDA_ARCH is '{}', which this GPU ({}) cannot run; use sm_80 (compute capability "
+                          "8.0 or newer) or leave it unset", arch, native));
 }
 
 std::string hip_target_name() {

@@ -36,7 +36,9 @@ CacheEntry device_entry(const std::string& kernel, const std::string& target, lo
 std::unique_ptr<Compiled> build_specialization(const detail::KernelDef& def, Executor ex, const LaunchOptions& opts,
                                                const std::vector<ir::ArgFacts>& facts);
 
-// "sm_90a" for the GPU in use (Hopper's architecture-specific features need the 'a' target).
+// The GPU in use: "sm_90a" on Hopper (its architecture-specific features need the 'a' target).
+std::string cuda_device_arch();
+// What CUDA kernels are compiled for: the device's arch, or TESSERA_CUDA_ARCH (sm_80) where set.
 std::string cuda_target_name();
 // TESSERA_HIP_ARCH, else "gfx942".
 std::string hip_target_name();

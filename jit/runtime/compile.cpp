@@ -79,7 +79,8 @@ std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, con
 lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const CompileOptions& options,
                             std::string* ir_with_layouts) {
   const EnvOptions& env = env_options();
-  transforms::assign_layouts(m, lower::target_warp_size(target));
+  lower::target_warp_size(target);  // an unknown target is an Error here, before any pass
+  transforms::assign_layouts(m, analysis::target_info(target));
   ir::verify(m);
   if (env.dump_ir) dump("IR with layouts", m.name, ir::print(m));
   if (ir_with_layouts) *ir_with_layouts = ir::print(m);

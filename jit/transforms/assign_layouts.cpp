@@ -28,9 +28,11 @@ struct Use {
 
 class LayoutAssigner {
  public:
-  LayoutAssigner(ir::Module& m, int warp_size) : module_(m), warp_size_(warp_size), axis_(m) {}
+  LayoutAssigner(ir::Module& m, const analysis::TargetInfo& target)
+      : module_(m), warp_size_(target.warp_size), wgmma_(target.wgmma), axis_(m) {}
 
   void run() {
+    mark_wgmma_dots();
     collect_rank_defaults(module_.entry());
     collect_anchors(module_.entry());
     process_block(module_.entry());
@@ -38,6 +40,16 @@ class LayoutAssigner {
   }
 
  private:
+  // Dots that run on wgmma carry the attribute "wgmma": the plan of shared memory and the lowering
+  // read it (analysis::dot_uses_wgmma), and the IR shows it.
+  void mark_wgmma_dots() {
+    if (!wgmma_) return;
+    ir::walk(module_.entry(), [&](Op& op) {
+      if (op.kind == OpKind::Dot && analysis::wgmma_eligible(op, module_.num_warps, warp_size_))
+        op.attrs["wgmma"] = std::int64_t{1};
+    });
+  }
+
   // One anchor shape (elementwise max) and widest accessed element per rank.
   void collect_rank_defaults(ir::Block& b) {
     std::map<int, std::vector<std::int64_t>> anchor;
@@ -84,8 +96,7 @@ class LayoutAssigner {
         for (std::size_t i = 0; yield && i < yield->operands.size(); ++i) {
           const Value* y = yield->operands[i];
           if (!y->def || y->def->kind != OpKind::Dot) continue;
-          const Layout l = analysis::dot_uses_mma(*y->def, warp_size_) ? analysis::mma_v2_layout(y->type.shape, module_.num_warps)
-                                                                         : Layout{};
+          const Layout l = analysis::dot_accumulator_layout(*y->def, module_.num_warps, warp_size_);
           if (l.is_none()) continue;
           anchors_[op.regions[0]->block->args[i + 1].get()] = l;
           anchors_[op.results[i].get()] = l;
@@ -164,8 +175,8 @@ class LayoutAssigner {
   // The layout a dot computes its result in: the tensor-core accumulator's where it runs on
   // tensor cores, else the rank's default.
   Layout dot_layout(const Op& dot) {
-    if (analysis::dot_uses_mma(dot, warp_size_)) return analysis::mma_v2_layout(dot.result()->type.shape, module_.num_warps);
-    return default_for(dot.result());
+    const Layout l = analysis::dot_accumulator_layout(dot, module_.num_warps, warp_size_);
+    return l.is_none() ? default_for(dot.result()) : l;
   }
 
   void process_op(Op& op) {
@@ -380,6 +391,7 @@ class LayoutAssigner {
 
   ir::Module& module_;
   int warp_size_;
+  bool wgmma_;
   analysis::AxisInfoAnalysis axis_;
   std::map<int, Layout> defaults_;
   std::unordered_map<const Value*, Layout> anchors_;
@@ -390,6 +402,6 @@ class LayoutAssigner {
 
 }  // namespace
 
-void assign_layouts(ir::Module& m, int warp_size) { LayoutAssigner(m, warp_size).run(); }
+void assign_layouts(ir::Module& m, const analysis::TargetInfo& target) { LayoutAssigner(m, target).run(); }
 
 }  // namespace tessera::transforms

@@ -1,4 +1,5 @@
 #pragma once
+#include "jit/analysis/layouts.hpp"
 #include "jit/ir/ir.hpp"
 
 namespace tessera::transforms {
@@ -9,6 +10,8 @@ namespace tessera::transforms {
 // (expand_dims) takes the slice of its user's layout instead, so that broadcasting stays inside
 // registers. Layouts are decided from the uses back to the definitions (a value takes the layout
 // its last user asks for); loop-carried values and if results keep the blocked default.
-void assign_layouts(ir::Module& m, int warp_size);
+// On a target with wgmma, dots that can use it are marked "wgmma" first and take its accumulator
+// layout.
+void assign_layouts(ir::Module& m, const analysis::TargetInfo& target);
 
 }  // namespace tessera::transforms

@@ -21,9 +21,12 @@ constexpr PassInfo kPasses[] = {
     {"dce", "remove ops without side effects whose results are unused", dce},
     {"hoist-loads", "move loads up to the last write or dependency, to overlap their latency", hoist_loads},
     {"pipeline", "with num_stages >= 2: issue the loads feeding a loop's dot one iteration ahead", pipeline_dot_loads},
-    // The layout pass as the NVIDIA pipeline runs it (warp size 32), for tessera-opt and golden tests.
+    // The layout pass as the NVIDIA pipelines run it (warps of 32; sm_80, and sm_90a with wgmma),
+    // for tessera-opt and golden tests.
     {"coalesce", "give tiles layouts: coalesced for memory accesses, blocked or slice elsewhere; insert conversions",
-     [](ir::Module& m) { assign_layouts(m, 32); }},
+     [](ir::Module& m) { assign_layouts(m, analysis::target_info("sm_80")); }},
+    {"coalesce-sm90a", "coalesce as for sm_90a: dots that can run on wgmma are marked and take its accumulator layout",
+     [](ir::Module& m) { assign_layouts(m, analysis::target_info("sm_90a")); }},
 };
 
 }  // namespace

@@ -49,7 +49,7 @@ bool have_libdevice() {
 
 std::string compile(const std::string& op, int arity, const std::string& dtype, const std::string& target) {
   auto m = math_kernel(op, arity, dtype);
-  tessera::transforms::assign_layouts(*m, tessera::lower::target_warp_size(target));
+  tessera::transforms::assign_layouts(*m, tessera::analysis::target_info(target));
   return tessera::lower::compile_to_device(*m, target).assembly;
 }
 

@@ -42,7 +42,7 @@ TEST_CASE("a masked f32 kernel lowers to predicated v4 accesses and ex2.approx",
     INFO("arch " << arch);
     auto m = tessera::ir::parse_module(masked_exp, "masked_exp.tir");
     tessera::transforms::run_pass_pipeline(*m, tessera::transforms::default_pipeline());
-    tessera::transforms::assign_layouts(*m, tessera::lower::target_warp_size(arch));
+    tessera::transforms::assign_layouts(*m, tessera::analysis::target_info(arch));
     const std::string ptx = tessera::lower::compile_to_device(*m, arch).assembly;
     INFO(ptx);
     CHECK(tessera::test::contains(ptx, R"(@%p\d+ ld\.global\.v4\.b32 )"));

@@ -42,16 +42,14 @@ void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t
   ts::Buffer<T> c(static_cast<std::size_t>(m * n));
   static auto matmul = ex::make_matmul<T, T>("matmul");
   const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
-  const ex::MatmulConfig configs[] = {
-      {.block_m = 128, .block_n = 64, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 1},
-      {.block_m = 128, .block_n = 64, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 3},
-      {.block_m = 128, .block_n = 64, .block_k = 32, .group_m = 8, .num_warps = 4, .num_stages = 4},
-      {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8, .num_warps = 4, .num_stages = 3},
-      {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 3},
-      {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8, .num_warps = 8, .num_stages = 4},
-      {.block_m = 128, .block_n = 256, .block_k = 32, .group_m = 8, .num_warps = 8, .num_stages = 3},
-      {.block_m = 64, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 3},
+  // Triton's tutorial configs (tests/bench/matmul_ref.py's CONFIGS) and two more of tessera's.
+  auto cfg_of = [](std::int64_t bm, std::int64_t bn, std::int64_t bk, int warps, int stages) {
+    return ex::MatmulConfig{.block_m = bm, .block_n = bn, .block_k = bk, .group_m = 8, .num_warps = warps, .num_stages = stages};
   };
+  const ex::MatmulConfig configs[] = {cfg_of(128, 256, 64, 8, 3), cfg_of(64, 256, 32, 4, 4), cfg_of(128, 128, 32, 4, 4), cfg_of(128, 64, 32, 4, 4),
+                                      cfg_of(64, 128, 32, 4, 4),  cfg_of(128, 128, 64, 8, 3), cfg_of(128, 128, 32, 8, 1), cfg_of(128, 128, 64, 8, 1),
+                                      cfg_of(64, 128, 32, 4, 1),  cfg_of(128, 128, 64, 4, 3), cfg_of(128, 256, 32, 8, 4)};
+
   double best = 0;
   std::string best_cfg;
   for (const auto& cfg : configs) {

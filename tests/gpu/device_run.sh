@@ -48,7 +48,7 @@ fi
 # A test binary: 0 passed; 77 skipped, which on this machine means it saw no GPU: a failure.
 run_tests() {  # name [args...]
   local name=$1; shift
-  local log=$OUT/$name.log
+  local log=$OUT/${RUN_LOG:-$name}.log
   echo "== $name"
   "$name" "$@" > "$log" 2>&1
   local rc=$?
@@ -61,6 +61,8 @@ run_tests() {  # name [args...]
 }
 if step tests; then
 run_tests tessera_gpu_tests
+# The sm_80 lowering (mma.sync, ldmatrix, cp.async; no wgmma) on the H200 as well.
+RUN_LOG=tessera_gpu_tests_sm80 TESSERA_CUDA_ARCH=sm_80 run_tests tessera_gpu_tests "[dot]"
 if command -v tessera_random_gpu_tests > /dev/null; then
   run_tests tessera_random_gpu_tests
 else

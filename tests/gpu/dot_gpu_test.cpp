@@ -1,9 +1,10 @@
 // dot on the GPU (the matmul example's kernel) against the interpreter, element by element, with
-// poisoned outputs: f16 and bf16 (mma.sync, ldmatrix), f32 and i8 (fma loops), blocks from 16 x 16
-// to 128 x 128, sizes that are and are not multiples of the blocks, B row- and column-major,
-// num_warps 4 and 8, on the device's own target (sm_90a on the H200; sm_80 code is only assembled
-// by ptxas in ctest so far). The tensor cores sum in their own order, so floats compare within a
-// bound per element.
+// poisoned outputs: f16 and bf16 (wgmma on sm_90a where the tile allows, else mma.sync and
+// ldmatrix), f32 and i8 (fma loops), blocks from 16 x 16 to 128 x 256, sizes that are and are not
+// multiples of the blocks, B row- and column-major, num_warps 4 and 8, num_stages 1 to 5, on the
+// device's own target; tests/gpu/device_run.sh runs the [dot] cases again with
+// TESSERA_CUDA_ARCH=sm_80 (mma.sync code on the H200). The tensor cores sum in their own order,
+// so floats compare within a bound per element.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.hpp>
 
@@ -24,6 +25,7 @@ struct DotCase {
   std::int64_t m, n, k;
   ex::MatmulConfig cfg;
   bool b_transposed;
+  bool tensor_core_tile = false;  // 16-bit operands only: 4-byte ones would overflow shared memory
 };
 
 template <class In, class Out>
@@ -37,8 +39,16 @@ void check_gpu_dot(double lo, double hi) {
       {1000, 1000, 1000, {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8}, true},
       // B column-major with K a multiple of 16 (vector loads along K) through the cp.async ring.
       {512, 256, 128, {.block_m = 64, .block_n = 64, .block_k = 32, .group_m = 4, .num_warps = 4, .num_stages = 3}, true},
+      // wgmma tiles on sm_90a (mma.sync under TESSERA_CUDA_ARCH=sm_80): the widest N, operands
+      // staged from registers (1 stage), 2 to 5 stages, a K-major B with 32- and 64-element rows.
+      {1024, 768, 512, {.block_m = 128, .block_n = 256, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 3}, false, true},
+      {500, 300, 200, {.block_m = 64, .block_n = 128, .block_k = 64, .group_m = 4, .num_warps = 4, .num_stages = 1}, false, true},
+      {640, 640, 320, {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 5}, false, true},
+      {384, 256, 192, {.block_m = 128, .block_n = 64, .block_k = 32, .group_m = 2, .num_warps = 4, .num_stages = 2}, true, true},
+      {256, 512, 256, {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 4}, true, true},
   };
   for (const DotCase& c : cases) {
+    if (c.tensor_core_tile && sizeof(In) != 2) continue;
     ex::MatmulShape s{c.m, c.n, c.k, c.k, 1, c.n, 1, c.n, 1};
     if (c.b_transposed) s.stride_bk = 1, s.stride_bn = c.k;
     std::mt19937 rng(static_cast<std::uint32_t>(c.m * 31 + c.k));

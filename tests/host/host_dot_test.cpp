@@ -3,7 +3,9 @@
 // multiplied with mma.sync m16n8k16, both emulated lane by lane from the PTX ISA's definitions
 // (jit/lower/mma_emulation.cpp): a wrong fragment, lane or warp map gives wrong elements here.
 // f32 and i8 dots, and every dot with warps of 64, run the fma lowering. Each emulated mma sums its
-// 16 products in k order, as the interpreter does, so results must match bit for bit.
+// 16 products in k order, as the interpreter does, so results must match bit for bit. The host
+// target also emulates sm_90a's wgmma (jit/lower/wgmma_emulation.cpp, decoding the matrix
+// descriptors): dots of 4 and 8 warps whose M allows whole warpgroups run that lowering.
 #include "examples/matmul_kernels.hpp"
 #include "host_test_util.hpp"
 
@@ -29,6 +31,11 @@ const Case kCases[] = {
     // B column-major with K divisible by 16: its loads are vectors along K (dim 0 of B's tile),
     // which the pipelined copies must scatter into the ring's rows, not copy as one run.
     {96, 64, 64, {.block_m = 32, .block_n = 32, .block_k = 32, .group_m = 2}, true},
+    // wgmma shapes (4 and 8 warps): 128-byte swizzles, operands staged from registers (1 stage),
+    // an N of 256 (B in four 64-column blocks), and a K-major B with 64-element rows.
+    {192, 96, 80, {.block_m = 64, .block_n = 64, .block_k = 64, .group_m = 2, .num_stages = 1}, false},
+    {192, 256, 160, {.block_m = 64, .block_n = 256, .block_k = 64, .group_m = 1, .num_stages = 4}, false},
+    {64, 128, 128, {.block_m = 64, .block_n = 64, .block_k = 64, .group_m = 1}, true},
 };
 // Under the sanitizers (tests/ci/sanitize.sh) the C++ around the generated code is what is checked:
 // fewer warp counts there.

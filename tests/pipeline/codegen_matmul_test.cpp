@@ -1,7 +1,6 @@
 // The matmul example compiled for sm_80 and sm_90a without a GPU: ptxas accepts the PTX, the dot
-// runs on tensor cores (mma.sync m16n8k16 fed by ldmatrix), and ptxas reports no spills for the
-// default configuration (128 x 128 x 32 blocks, 4 warps, num_stages 3: cp.async into a ring) and
-// for 128 x 128 x 64 with 8 warps and no pipelining.
+// runs on tensor cores (sm_80: mma.sync m16n8k16 fed by ldmatrix; sm_90a: wgmma.mma_async from
+// swizzled shared memory, without C7515/C7511 warnings), and ptxas reports no spills.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -56,18 +55,33 @@ template <class In>
 void check_matmul_ptx(const char* dtype) {
   const std::string ptxas = ptxas_or_skip();
   std::mt19937 rng(kExamplesSeed);
-  for (int warps : {4, 8}) {
-    ex::MatmulConfig cfg;  // the default: 128 x 128 x 32, 4 warps, num_stages 3
-    if (warps == 8) cfg.block_k = 64, cfg.num_warps = 8, cfg.num_stages = 1;
+  // The default (128 x 128 x 32, 4 warps, num_stages 3), 128 x 128 x 64 with 8 warps unpipelined,
+  // and the widest wgmma tile the autotuner tries (128 x 256 x 64, 8 warps, 3 stages).
+  ex::MatmulConfig wide;
+  wide.block_n = 256, wide.block_k = 64, wide.num_warps = 8;
+  ex::MatmulConfig unpipelined;
+  unpipelined.block_k = 64, unpipelined.num_warps = 8, unpipelined.num_stages = 1;
+  for (const ex::MatmulConfig& cfg : {ex::MatmulConfig{}, unpipelined, wide}) {
     HostCase c = matmul_case<In>(512, cfg, rng);
-    for (const char* arch : {"sm_80", "sm_90a"}) {
+    for (const std::string arch : {"sm_80", "sm_90a"}) {
       INFO(dtype << " " << c.label << ", " << arch);
       const auto art = ts::detail::compile_only(*c.def, c.opts, c.args, arch);
       REQUIRE(art.format == "ptx");
-      // 128 x 128 x 32 blocks: per warp and K step of 16, (128/Wm/16) x (128/Wn/8) mma.sync.
-      CHECK(count(art.data, "mma.sync.aligned.m16n8k16.row.col.f32." + std::string(dtype)) > 0);
-      CHECK(count(art.data, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
-      CHECK(count(art.data, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0);
+      if (arch == "sm_80") {  // mma.sync m16n8k16 fed by ldmatrix
+        CHECK(count(art.data, "mma.sync.aligned.m16n8k16.row.col.f32." + std::string(dtype)) > 0);
+        CHECK(count(art.data, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
+        CHECK(count(art.data, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0);
+      } else {  // wgmma over the whole N from swizzled shared memory; no ldmatrix, no mma.sync
+        const std::string n = std::to_string(cfg.block_n);
+        CHECK(count(art.data, "wgmma.mma_async.sync.aligned.m64n" + n + "k16.f32." + dtype) > 0);
+        CHECK(count(art.data, "wgmma.wait_group.sync.aligned") > 0);
+        // Pipelined: each K step's wgmmas stay in flight (wait for the previous step's only).
+        const bool in_flight = std::regex_search(art.data, std::regex(R"(wgmma\.wait_group\.sync\.aligned\s+1;)"));
+        CHECK(in_flight == (cfg.num_stages > 1));
+        CHECK(count(art.data, "fence.proxy.async") > 0);
+        CHECK(count(art.data, "ldmatrix") == 0);
+        CHECK(count(art.data, "mma.sync") == 0);
+      }
       // Pipelined through shared memory when num_stages > 1: cp.async copies, no register staging.
       CHECK((count(art.data, "cp.async.cg.shared.global") > 0) == (cfg.num_stages > 1));
       if (ptxas.empty()) continue;
@@ -77,15 +91,16 @@ void check_matmul_ptx(const char* dtype) {
       CHECK(r.exit_code == 0);
       CHECK(r.output.find("0 bytes spill stores") != std::string::npos);
       CHECK(r.output.find("C7515") == std::string::npos);
+      CHECK(r.output.find("C7511") == std::string::npos);
     }
   }
 }
 
 }  // namespace
 
-TEST_CASE("matmul f16 compiles to mma.sync and ldmatrix that ptxas accepts without spills", "[pipeline][codegen][nvptx][dot]") {
+TEST_CASE("matmul f16 compiles to mma.sync (sm_80) and wgmma (sm_90a) that ptxas accepts without spills", "[pipeline][codegen][nvptx][dot]") {
   check_matmul_ptx<ts::half>("f16");
 }
-TEST_CASE("matmul bf16 compiles to mma.sync and ldmatrix that ptxas accepts without spills", "[pipeline][codegen][nvptx][dot]") {
+TEST_CASE("matmul bf16 compiles to mma.sync (sm_80) and wgmma (sm_90a) that ptxas accepts without spills", "[pipeline][codegen][nvptx][dot]") {
   check_matmul_ptx<ts::bfloat16>("bf16");
 }

@@ -43,7 +43,7 @@ std::vector<Transform> all_transforms() {
     ts.push_back({name, [name](ir::Module& m) { transforms::run_pass_pipeline(m, std::vector<std::string>{name}); }});
   for (int warp : {32, 64})
     ts.push_back({"assign_layouts(warp " + std::to_string(warp) + ")", [warp](ir::Module& m) {
-                    transforms::assign_layouts(m, warp);
+                    transforms::assign_layouts(m, {.warp_size = warp});
                     ir::verify(m);
                   }});
   return ts;

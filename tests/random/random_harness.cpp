@@ -386,7 +386,7 @@ std::optional<Failure> check_passes(const Program& p) {
     return [name](std::unique_ptr<ir::Module>& m) { transforms::run_pass_pipeline(*m, std::vector<std::string>{name}); };
   };
   auto layouts = [](int warp) -> Transform {
-    return [warp](std::unique_ptr<ir::Module>& m) { transforms::assign_layouts(*m, warp); };
+    return [warp](std::unique_ptr<ir::Module>& m) { transforms::assign_layouts(*m, {.warp_size = warp}); };
   };
   const Transform round_trip = [](std::unique_ptr<ir::Module>& m) {
     const std::string text = ir::print(*m);

@@ -184,7 +184,7 @@ int run_ptxas(const Options& o) {
     try {
       auto t = std::chrono::steady_clock::now();
       transforms::run_pass_pipeline(*m, transforms::default_pipeline());
-      transforms::assign_layouts(*m, lower::target_warp_size(arch));
+      transforms::assign_layouts(*m, analysis::target_info(arch));
       ir::verify(*m);
       with_layouts = ir::print(*m, {.locations = false});
       // BUG-2 (tests/random/README.md): one layout per rank can replicate another shape of that
@@ -242,7 +242,7 @@ int run_coverage(const Options& o) {
       const Program p = generate(s, mode);
       auto m = p.module->clone();
       transforms::run_pass_pipeline(*m, transforms::default_pipeline());
-      transforms::assign_layouts(*m, 32);
+      transforms::assign_layouts(*m, {.warp_size = 32});
       ++slots[max_slots_per_thread(*m)];
       if (o.verbose) std::printf("seed %llu: %lld slots\n", static_cast<unsigned long long>(s), static_cast<long long>(max_slots_per_thread(*m)));
       for (const auto& [k, v] : count_constructs(*p.module)) {
@@ -311,7 +311,7 @@ int compile_file(const char* path, const std::string& arch) {
     ir::verify(*m);
     auto t = std::chrono::steady_clock::now();
     transforms::run_pass_pipeline(*m, transforms::default_pipeline());
-    transforms::assign_layouts(*m, lower::target_warp_size(arch));
+    transforms::assign_layouts(*m, analysis::target_info(arch));
     ir::verify(*m);
     const lower::DeviceBinary bin = lower::compile_to_device(*m, arch, {.keep_llvm_ir = std::getenv("RANDOM_DUMP") != nullptr});
     if (std::getenv("RANDOM_DUMP")) std::printf("%s\n--- LLVM IR:\n%s\n--- PTX:\n%s\n", ir::print(*m).c_str(), bin.llvm_ir.c_str(), bin.assembly.c_str());

@@ -16,7 +16,7 @@ namespace {
 std::unique_ptr<ir::Module> with_layouts(const std::string& body, const std::string& args = "%x: ptr<f32>, %y: ptr<f32>") {
   auto m = ir::parse_module("kernel @k(" + args + ") num_warps = 4 {\n" + body + "  return\n}\n");
   ir::verify(*m);
-  transforms::assign_layouts(*m, 32);
+  transforms::assign_layouts(*m, {.warp_size = 32});
   ir::verify(*m);
   return m;
 }

@@ -1,0 +1,158 @@
+// Where dot operands lie in shared memory, and dot on wgmma (sm_90a).
+//
+// mma.sync operands are row-major tiles with rows padded by 16 bytes (ldmatrix reads 16-byte rows
+// in distinct banks). wgmma reads its operands itself, through matrix descriptors, from the
+// canonical layouts of the PTX ISA: the tile is split along its contiguous dim into blocks of
+// W bytes (W = the swizzle, 128 bytes, or 64 / 32 for a narrower tile); each block stores its rows
+// W bytes apart, 8-row groups 8*W apart, and the 16-byte chunks of each row are permuted by the
+// "W-byte swizzle": chunk bits 4.. xor address bits 7.. (Triton's NVMMAShared, CUTLASS's
+// Swizzle<3,4,3>). Copies of 16 bytes stay whole under the swizzle, and the eight rows a
+// wgmma core matrix reads fall in distinct banks.
+//
+// A is stored K-major with its rows permuted so that slab row 16*w + 8*h + r of the 64-row slab
+// s of warpgroup g holds the tile row that the accumulator layout (analysis::wgmma_layout) gives
+// warp 4*g + w: 8*(4*g + w) + r + 8*num_warps*(2*s + h). The accumulator then comes out of wgmma
+// in the registers the layout already assigns, without a shuffle. B is stored with its own
+// contiguous dim contiguous: N-major (wgmma's transposed B) for a row-major B, K-major for a
+// column-major one, so that its copies are whole rows either way.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "jit/lower/lowering.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::lower {
+using ir::Op;
+using I = std::int64_t;
+
+namespace {
+llvm::Value* i32(llvm::IRBuilder<>& b, I v) { return b.getInt32(static_cast<std::uint32_t>(v)); }
+
+// The slab row of A's tile row `t` (see above): t = 8*(wg*... ) decomposed into
+// r = t % 8, warp = (t / 8) % W, slot pair j = t / (8 W), s = j / 2, h = j % 2.
+llvm::Value* wgmma_row(llvm::IRBuilder<>& b, llvm::Value* t, int num_warps) {
+  const I groups = num_warps / 4;
+  llvm::Value* r = b.CreateURem(t, i32(b, 8));
+  llvm::Value* warp = b.CreateURem(b.CreateUDiv(t, i32(b, 8)), i32(b, num_warps));
+  llvm::Value* j = b.CreateUDiv(t, i32(b, 8 * num_warps));
+  llvm::Value* s = b.CreateUDiv(j, i32(b, 2));
+  llvm::Value* h = b.CreateURem(j, i32(b, 2));
+  llvm::Value* g = b.CreateUDiv(warp, i32(b, 4));
+  llvm::Value* w = b.CreateURem(warp, i32(b, 4));
+  llvm::Value* slab = b.CreateAdd(b.CreateMul(s, i32(b, groups)), g);
+  llvm::Value* row = b.CreateAdd(b.CreateMul(slab, i32(b, 64)), b.CreateMul(w, i32(b, 16)));
+  return b.CreateAdd(row, b.CreateAdd(b.CreateMul(h, i32(b, 8)), r));
+}
+
+// The descriptor's swizzle mode for a swizzle of `bytes`: 1 = 128 B, 2 = 64 B, 3 = 32 B.
+std::uint64_t swizzle_mode(I bytes) { return bytes == 128 ? 1 : bytes == 64 ? 2 : 3; }
+}  // namespace
+
+KernelLowering::SharedTile KernelLowering::dot_operand_tile(const Op& dot, int operand, const ir::Type& t) const {
+  SharedTile s;
+  s.rows = t.shape[0];
+  s.cols = t.shape[1];
+  s.esz = ir::dtype_bytes(t.dtype);
+  if (!analysis::dot_uses_wgmma(dot)) {
+    s.row_stride = analysis::dot_row_stride(t.dtype, s.cols);
+    return s;
+  }
+  // A: K-major always (its rows permuted); B: whichever dim its layout keeps contiguous.
+  const auto dist = analysis::distribute(t);
+  s.contiguous_dim = operand == 0 || dist.slice_dim >= 0 ? 1 : dist.layout.order[0];
+  const I contiguous_bytes = (s.contiguous_dim == 1 ? s.cols : s.rows) * s.esz;
+  s.swizzle = std::min<I>(128, contiguous_bytes);
+  if (s.swizzle < 32) throw InternalError(fmt::format("lowering: wgmma operand of {} contiguous bytes at {}", contiguous_bytes, dot.loc.str()));
+  s.permute_rows_for_warps = operand == 0 ? m_.num_warps : 0;
+  return s;
+}
+
+llvm::Value* KernelLowering::shared_tile_offset(const SharedTile& s, llvm::Value* row, llvm::Value* col) {
+  if (s.swizzle == 0) return b_.CreateMul(b_.CreateAdd(b_.CreateMul(row, i32(b_, s.row_stride)), col), i32(b_, s.esz));
+  llvm::Value* outer = s.contiguous_dim == 1 ? row : col;
+  llvm::Value* inner = s.contiguous_dim == 1 ? col : row;
+  const I outer_extent = s.contiguous_dim == 1 ? s.rows : s.cols;
+  if (s.permute_rows_for_warps) outer = wgmma_row(b_, outer, s.permute_rows_for_warps);
+  const I per_block = s.swizzle / s.esz;
+  llvm::Value* linear = b_.CreateMul(b_.CreateUDiv(inner, i32(b_, per_block)), i32(b_, outer_extent * s.swizzle));
+  linear = b_.CreateAdd(linear, b_.CreateMul(outer, i32(b_, s.swizzle)));
+  linear = b_.CreateAdd(linear, b_.CreateMul(b_.CreateURem(inner, i32(b_, per_block)), i32(b_, s.esz)));
+  llvm::Value* chunk_bits = b_.CreateAnd(b_.CreateLShr(linear, i32(b_, 3)), i32(b_, (s.swizzle / 16 - 1) << 4));
+  return b_.CreateXor(linear, chunk_bits);
+}
+
+void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Value* b_smem) {
+  const ir::Type& at = op.operands[0]->type;
+  const ir::Type& bt = op.operands[1]->type;
+  const ir::Type& rt = op.result()->type;
+  const I m = at.shape[0], k = at.shape[1], n = bt.shape[1];
+  const int warps = m_.num_warps;
+  const I groups = warps / 4, slabs = m / 64 / groups;
+  const auto dist = analysis::distribute(rt);
+  const I col_slots = dist.slots[1];
+  if (!(rt.layout == analysis::wgmma_layout(rt.shape, warps)) || dist.slots[0] != 2 * slabs || col_slots != n / 4)
+    throw InternalError(fmt::format("lowering: wgmma dot whose result is not in the wgmma layout at {}", op.loc.str()));
+  const SharedTile ta = dot_operand_tile(op, 0, at), tb = dot_operand_tile(op, 1, bt);
+
+  // Descriptor addresses: the operand's address in the shared window (target) plus byte offsets.
+  auto address = [&](llvm::Value* p) {
+    llvm::Value* offset = b_.CreateTrunc(b_.CreateSub(b_.CreatePtrToInt(p, b_.getInt64Ty()), b_.CreatePtrToInt(smem_, b_.getInt64Ty())),
+                                         b_.getInt32Ty());
+    return b_.CreateAdd(target_.shared_window_address(b_, smem_), offset);
+  };
+  auto descriptor = [&](llvm::Value* start, I leading, I stride, I swizzle) {
+    llvm::Value* d = b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(start, i32(b_, 4)), i32(b_, 0x3fff)), b_.getInt64Ty());
+    const std::uint64_t fields = (static_cast<std::uint64_t>((leading >> 4) & 0x3fff) << 16) |
+                                 (static_cast<std::uint64_t>((stride >> 4) & 0x3fff) << 32) | (swizzle_mode(swizzle) << 62);
+    return b_.CreateOr(d, b_.getInt64(fields));
+  };
+  llvm::Value* a_base = address(a_smem);
+  llvm::Value* b_base = address(b_smem);
+  llvm::Value* group = b_.CreateUDiv(tid_, i32(b_, 4 * target_.warp_size()));
+  const I a_per_block = ta.swizzle / ta.esz, b_per_block = tb.swizzle / tb.esz;
+  // A's slab s of this warpgroup starts at row 64 * (s * groups + group); k step kk at column 16kk.
+  auto desc_a = [&](I s, I kk) {
+    const I col = 16 * kk;
+    llvm::Value* slab_row = b_.CreateMul(b_.CreateAdd(i32(b_, s * groups), group), i32(b_, 64));
+    llvm::Value* start = b_.CreateAdd(a_base, b_.CreateMul(slab_row, i32(b_, ta.swizzle)));
+    start = b_.CreateAdd(start, i32(b_, (col / a_per_block) * m * ta.swizzle + (col % a_per_block) * ta.esz));
+    return descriptor(start, 16, 8 * ta.swizzle, ta.swizzle);
+  };
+  // B N-major: k rows 16kk.., N blocks K * W apart; K-major: like A, N rows, k columns.
+  const bool trans_b = tb.contiguous_dim == 1;
+  auto desc_b = [&](I kk) {
+    const I row = 16 * kk;
+    if (trans_b) return descriptor(b_.CreateAdd(b_base, i32(b_, row * tb.swizzle)), k * tb.swizzle, 8 * tb.swizzle, tb.swizzle);
+    return descriptor(b_.CreateAdd(b_base, i32(b_, (row / b_per_block) * n * tb.swizzle + (row % b_per_block) * tb.esz)), 16,
+                      8 * tb.swizzle, tb.swizzle);
+  };
+
+  // Accumulator register v of slab s (n/2 per slab) is row slot 2s + (v/2)%2, column slot
+  // 2*(v/4) + v%2 of the layout.
+  Elems acc = get(op.operands[2]);
+  auto slot = [&](I s, I v) { return static_cast<std::size_t>((2 * s + (v / 2) % 2) * col_slots + 2 * (v / 4) + v % 2); };
+  const Target::Wgmma shape{static_cast<int>(n), at.dtype == ir::DType::BF16, trans_b};
+  target_.wgmma_fence(b_);
+  for (I kk = 0; kk < k / 16; ++kk) {
+    llvm::Value* db = desc_b(kk);
+    for (I s = 0; s < slabs; ++s) {
+      std::vector<llvm::Value*> regs;
+      for (I v = 0; v < n / 2; ++v) regs.push_back(acc[slot(s, v)]);
+      auto d = target_.wgmma(b_, shape, desc_a(s, kk), db, regs, smem_);
+      for (I v = 0; v < n / 2; ++v) acc[slot(s, v)] = d[static_cast<std::size_t>(v)];
+    }
+  }
+  target_.wgmma_commit(b_);
+  if (analysis::wgmma_in_flight(op)) {
+    // This iteration's wgmmas run on while the next one's copies are issued: wait only for the
+    // previous iteration's (its stage is refilled two iterations later, see wgmma_in_flight).
+    // The accumulators are not read before the wait_group 0 after the loop (lower_for).
+    target_.wgmma_wait(b_, {}, 1);
+    set(op.result(), std::move(acc));
+    return;
+  }
+  set(op.result(), target_.wgmma_wait(b_, acc, 0));
+}
+
+}  // namespace tessera::lower
