@@ -48,6 +48,7 @@ std::int64_t dot_stage_bytes(const ir::Op& dot, int operand);
 // Triton's and CUTLASS's mainloops keep them. Its ring then has one stage more than num_stages:
 // the copies of iteration i go to the stage of iteration i - 2, which every warpgroup finished
 // reading before the barrier of iteration i (another warpgroup may still be reading i - 1's).
+// Only where that stage leaves as many programs resident per SM as before.
 bool wgmma_in_flight(const ir::Op& dot);
 // The stages of an asynchronous dot's ring: async_stages, plus one when wgmma_in_flight.
 std::int64_t dot_ring_stages(const ir::Op& dot);
