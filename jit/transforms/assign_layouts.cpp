@@ -129,19 +129,24 @@ class LayoutAssigner {
   std::optional<Layout> coalesced(const Op& op) {
     const Value* ptr = op.operands[0];
     if (!ptr->type.is_tile()) return std::nullopt;
+    const auto [order, vec] = contiguous_access(ptr);
+    if (order[0] == default_for(ptr).order[0]) return std::nullopt;
+    return analysis::blocked_layout(ptr->type.shape, module_.num_warps, warp_size_, vec, order);
+  }
+  // The dims of a tile of pointers from the most contiguous in memory, and the elements per
+  // thread along the first that axis info allows (at most 16 bytes).
+  std::pair<std::vector<int>, int> contiguous_access(const Value* ptr) {
     const analysis::AxisInfo& ai = axis_.get(ptr);
     const int rank = ptr->type.rank();
     int fast = rank - 1;
     for (int d = rank - 1; d >= 0; --d)
       if (ai.contig(d) > ai.contig(fast)) fast = d;
-    const Layout& def = default_for(ptr);
-    if (fast == def.order[0]) return std::nullopt;
     std::vector<int> order{fast};
     for (int d = rank - 1; d >= 0; --d)
       if (d != fast) order.push_back(d);
     const std::int64_t esz = ir::dtype_bytes(ptr->type.pointee);
     const std::int64_t vec = std::max<std::int64_t>(1, std::min({ai.contig(fast), ai.div(fast) / esz, std::int64_t{16} / esz}));
-    return analysis::blocked_layout(ptr->type.shape, module_.num_warps, warp_size_, static_cast<int>(vec), order);
+    return {order, static_cast<int>(vec)};
   }
   // A load takes the layout its users ask for when that still walks memory along the pointers'
   // contiguous dim (or is a slice: a vector that is broadcast into a larger tile, kept in
@@ -156,6 +161,14 @@ class LayoutAssigner {
   }
   Layout access_layout(const Op& op) {
     if (!op.operands[0]->type.is_tile()) return Layout{};  // a scalar access: no layout
+    if (op.has_attr("async_ring")) {
+      // A pipelined dot operand goes to shared memory, not to registers: a layout of its own
+      // shape, so that every thread copies as many 16-byte pieces and none repeats another's
+      // (the rank's default, sized for the largest tile, would leave half the threads of a
+      // narrower operand idle behind an owner branch).
+      const auto [order, vec] = contiguous_access(op.operands[0]);
+      return analysis::blocked_layout(op.operands[0]->type.shape, module_.num_warps, warp_size_, vec, order);
+    }
     if (auto c = coalesced(op)) return *c;
     return default_for(op.operands[0]);
   }
