@@ -29,8 +29,8 @@ using I = std::int64_t;
 namespace {
 llvm::Value* i32(llvm::IRBuilder<>& b, I v) { return b.getInt32(static_cast<std::uint32_t>(v)); }
 
-// The slab row of A's tile row `t` (see above): t = 8*(wg*... ) decomposed into
-// r = t % 8, warp = (t / 8) % W, slot pair j = t / (8 W), s = j / 2, h = j % 2.
+// The slab row of A's tile row `t` (see the file comment), with t = r + 8*warp + 8*W*(2*s + h)
+// for r < 8, warp < W = num_warps, h < 2; warp = 4*g + w.
 llvm::Value* wgmma_row(llvm::IRBuilder<>& b, llvm::Value* t, int num_warps) {
   const I groups = num_warps / 4;
   llvm::Value* r = b.CreateURem(t, i32(b, 8));
