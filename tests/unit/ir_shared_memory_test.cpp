@@ -4,10 +4,13 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "jit/analysis/shared_memory.hpp"
 #include "jit/ir/parser.hpp"
 #include "jit/ir/verifier.hpp"
 #include "jit/transforms/assign_layouts.hpp"
+#include "jit/transforms/pipeline_loads.hpp"
 
 using namespace tessera;
 
@@ -156,4 +159,113 @@ TEST_CASE("an atomic whose old values nobody reads uses no shared memory", "[sha
   REQUIRE(atomics.size() == 1);
   CHECK_FALSE(plan.has_region(*atomics[0]));
   CHECK(plan.total_bytes() == 0);
+}
+
+namespace {
+
+// A loop of f16 dots c += a·b (a: M x K, b: K x N, row-major, 4 warps) after the pipeline pass and
+// the layout pass as sm_90a runs it, preceded and followed by reductions with regions of their own
+// (the first one's comes first, so the dot's is aligned past it).
+std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages) {
+  const std::string text = fmt::format(R"(kernel @dot_loop(%a: ptr<f16> {{divisibility = 16}}, %b: ptr<f16> {{divisibility = 16}}, %y: ptr<f32>, %n: i32) num_warps = 4 num_stages = {3} {{
+  %rm = arange {{end = {0}, start = 0}} : <{0}xi32>
+  %rk = arange {{end = {2}, start = 0}} : <{2}xi32>
+  %rn = arange {{end = {1}, start = 0}} : <{1}xi32>
+  %am = expand_dims %rm {{axis = 1}} : <{0}x1xi32>
+  %ks = constant {{value = {2}}} : <{0}x1xi32>
+  %amk = mul %am, %ks : <{0}x1xi32>
+  %amb = broadcast %amk : <{0}x{2}xi32>
+  %ak = expand_dims %rk {{axis = 0}} : <1x{2}xi32>
+  %akb = broadcast %ak : <{0}x{2}xi32>
+  %aoff = add %amb, %akb : <{0}x{2}xi32>
+  %bk = expand_dims %rk {{axis = 1}} : <{2}x1xi32>
+  %ns = constant {{value = {1}}} : <{2}x1xi32>
+  %bkn = mul %bk, %ns : <{2}x1xi32>
+  %bkb = broadcast %bkn : <{2}x{1}xi32>
+  %bn = expand_dims %rn {{axis = 0}} : <1x{1}xi32>
+  %bnb = broadcast %bn : <{2}x{1}xi32>
+  %boff = add %bkb, %bnb : <{2}x{1}xi32>
+  %r1k = arange {{end = 1024, start = 0}} : <1024xi32>
+  %py = splat %y : <1024xptr<f32>>
+  %ay = addptr %py, %r1k : <1024xptr<f32>>
+  %v = load %ay : <1024xf32>
+  %s0 = reduce %v {{axis = 0}} : f32 {{
+  ^bb(%ta: f32, %tb: f32):
+    %tc = add %ta, %tb : f32
+    yield %tc
+  }}
+  store %y, %s0
+  %zero = constant {{value = 0.0}} : <{0}x{1}xf32>
+  %lb = constant {{value = 0}} : i32
+  %step = constant {{value = 1}} : i32
+  %c = for %lb, %n, %step, %zero : <{0}x{1}xf32> {{
+  ^bb(%iv: i32, %acc: <{0}x{1}xf32>):
+    %pa = splat %a : <{0}x{2}xptr<f16>>
+    %aa = addptr %pa, %aoff : <{0}x{2}xptr<f16>>
+    %x = load %aa : <{0}x{2}xf16>
+    %pb = splat %b : <{2}x{1}xptr<f16>>
+    %bb = addptr %pb, %boff : <{2}x{1}xptr<f16>>
+    %w = load %bb : <{2}x{1}xf16>
+    %d = dot %x, %w, %acc : <{0}x{1}xf32>
+    yield %d
+  }}
+  %r = reduce %c {{axis = 1}} : <{0}xf32> {{
+  ^bb(%ra: f32, %rb: f32):
+    %rc = add %ra, %rb : f32
+    yield %rc
+  }}
+  %s = reduce %r {{axis = 0}} : f32 {{
+  ^bb(%sa: f32, %sb: f32):
+    %sc = add %sa, %sb : f32
+    yield %sc
+  }}
+  store %y, %s
+  return
+}}
+)",
+                                       m, n, k, stages);
+  auto mod = ir::parse_module(text);
+  ir::verify(*mod);
+  transforms::pipeline_dot_loads(*mod);
+  transforms::assign_layouts(*mod, analysis::target_info("sm_90a"));
+  ir::verify(*mod);
+  return mod;
+}
+
+}  // namespace
+
+TEST_CASE("wgmma dots: dense 1024-aligned stages, one more in flight only where it keeps the programs per SM",
+          "[shared_memory][wgmma]") {
+  struct Case {
+    int m, n, k, stages;
+    bool in_flight;
+  };
+  // 64x64x64: a 16 KB stage; 3 stages leave room for four programs per SM (228 KB), 4 for three.
+  // 64x256x64: a 40 KB stage; one program per SM either way.
+  for (const Case c : {Case{64, 64, 64, 3, false}, Case{64, 256, 64, 3, true}}) {
+    INFO(c.m << "x" << c.n << "x" << c.k << ", " << c.stages << " stages");
+    auto m = wgmma_dot_loop(c.m, c.n, c.k, c.stages);
+    auto dots = ops_of_kind(*m, ir::OpKind::Dot);
+    REQUIRE(dots.size() == 1);
+    const ir::Op& dot = *dots[0];
+    REQUIRE(analysis::dot_uses_wgmma(dot));
+    REQUIRE(analysis::is_async_dot(dot));
+    CHECK(analysis::dot_stage_bytes(dot, 0) == std::int64_t{c.m} * c.k * 2);  // no row padding
+    CHECK(analysis::dot_stage_bytes(dot, 1) == std::int64_t{c.k} * c.n * 2);
+    CHECK(analysis::wgmma_in_flight(dot) == c.in_flight);
+    const std::int64_t ring = c.stages + (c.in_flight ? 1 : 0);
+    CHECK(analysis::dot_ring_stages(dot) == ring);
+    CHECK(analysis::shared_bytes(dot) == ring * (analysis::dot_stage_bytes(dot, 0) + analysis::dot_stage_bytes(dot, 1)));
+    analysis::SharedMemoryPlan plan(*m);
+    CHECK(plan.alignment() == 1024);
+    CHECK(plan.offset(dot) > 0);
+    CHECK(plan.offset(dot) % 1024 == 0);
+    // The reductions have regions of their own, none overlapping the ring.
+    for (const ir::Op* r : ops_of_kind(*m, ir::OpKind::Reduce)) {
+      if (!plan.has_region(*r)) continue;
+      const bool before = plan.offset(*r) + analysis::shared_bytes(*r) <= plan.offset(dot);
+      const bool after = plan.offset(*r) >= plan.offset(dot) + analysis::shared_bytes(dot);
+      CHECK((before || after));
+    }
+  }
 }
