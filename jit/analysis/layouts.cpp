@@ -39,6 +39,7 @@ ir::Layout mma_v2_layout(const std::vector<I>& shape, int num_warps) {
 
 TargetInfo target_info(const std::string& target_name) {
   TargetInfo t;
+  // Warps of 64 on AMD (gfx*) and on the host target "host64"; of 32 elsewhere (sm_*, "host").
   t.warp_size = target_name == "host64" || target_name.rfind("gfx", 0) == 0 ? 64 : 32;
   // The host target emulates wgmma (jit/lower/wgmma_emulation.cpp) so that CI runs that lowering.
   t.wgmma = target_name == "sm_90a" || target_name == "host";

@@ -43,6 +43,8 @@ std::unordered_set<const ir::Value*> used_values(const ir::Module& m) {
   return used;
 }
 
+I align_up(I bytes, I alignment) { return (bytes + alignment - 1) / alignment * alignment; }
+
 }  // namespace
 
 I dot_row_pad(ir::DType operand) { return 16 / ir::dtype_bytes(operand); }
@@ -52,7 +54,7 @@ I dot_stage_bytes(const Op& dot, int operand) {
   const auto& t = dot.operands.at(static_cast<std::size_t>(operand))->type;
   // wgmma operands are dense swizzled tiles whose swizzle atoms (8 rows of up to 128 bytes) must
   // start 1024-byte aligned; mma.sync operands have padded rows.
-  if (dot_uses_wgmma(dot)) return (t.numel() * ir::dtype_bytes(t.dtype) + 1023) / 1024 * 1024;
+  if (dot_uses_wgmma(dot)) return align_up(t.numel() * ir::dtype_bytes(t.dtype), 1024);
   return t.shape[0] * dot_row_stride(t.dtype, t.shape[1]) * ir::dtype_bytes(t.dtype);
 }
 
@@ -146,16 +148,16 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
     const I align = shared_alignment(op);
     alignment_ = std::max(alignment_, align);
     if (is_private_user(op)) {
-      private_bytes = (private_bytes + align - 1) / align * align;
+      private_bytes = align_up(private_bytes, align);
       private_ops.push_back({&op, private_bytes, bytes});
-      private_bytes += (bytes + 15) / 16 * 16;  // each region at least 16-byte aligned
+      private_bytes += align_up(bytes, 16);  // each region at least 16-byte aligned
     } else {
       shared_ops.push_back({&op, 0, bytes});
-      shared_region = std::max(shared_region, (bytes + 15) / 16 * 16);
+      shared_region = std::max(shared_region, align_up(bytes, 16));
     }
   });
   // The private regions start where the shared one ends, aligned as the most demanding of them.
-  shared_region = (shared_region + alignment_ - 1) / alignment_ * alignment_;
+  shared_region = align_up(shared_region, alignment_);
   for (const Use& u : shared_ops) regions_[u.op] = {0, u.bytes};
   for (const Use& u : private_ops) regions_[u.op] = {shared_region + u.offset, shared_region + u.offset + u.bytes};
   total_bytes_ = shared_region + private_bytes;

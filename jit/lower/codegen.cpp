@@ -11,6 +11,7 @@
 
 #include <mutex>
 
+#include "jit/analysis/layouts.hpp"
 #include "jit/lower/lowering.hpp"
 #include "jit/lower/target.hpp"
 #include "tessera/error.hpp"
@@ -18,11 +19,10 @@
 namespace tessera::lower {
 
 int target_warp_size(const std::string& target_name) {
-  if (target_name.rfind("sm_", 0) == 0) return 32;
-  if (target_name.rfind("gfx", 0) == 0) return 64;
-  if (target_name == "host") return 32;  // the host SIMT target (backends/host/)
-  if (target_name == "host64") return 64;
-  throw Error("unknown target '" + target_name + "' (known: sm_80, sm_90a, gfx90a, gfx942, host, host64)");
+  const bool known = target_name.rfind("sm_", 0) == 0 || target_name.rfind("gfx", 0) == 0 || target_name == "host" ||
+                     target_name == "host64";  // host, host64: the host SIMT target (backends/host/)
+  if (!known) throw Error("unknown target '" + target_name + "' (known: sm_80, sm_90a, gfx90a, gfx942, host, host64)");
+  return analysis::target_info(target_name).warp_size;
 }
 
 namespace {

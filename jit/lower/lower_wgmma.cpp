@@ -110,22 +110,23 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   llvm::Value* a_base = address(a_smem);
   llvm::Value* b_base = address(b_smem);
   llvm::Value* group = b_.CreateUDiv(tid_, i32(b_, 4 * target_.warp_size()));
-  const I a_per_block = ta.swizzle / ta.esz, b_per_block = tb.swizzle / tb.esz;
-  // A's slab s of this warpgroup starts at row 64 * (s * groups + group); k step kk at column 16kk.
-  auto desc_a = [&](I s, I kk) {
-    const I col = 16 * kk;
-    llvm::Value* slab_row = b_.CreateMul(b_.CreateAdd(i32(b_, s * groups), group), i32(b_, 64));
-    llvm::Value* start = b_.CreateAdd(a_base, b_.CreateMul(slab_row, i32(b_, ta.swizzle)));
-    start = b_.CreateAdd(start, i32(b_, (col / a_per_block) * m * ta.swizzle + (col % a_per_block) * ta.esz));
-    return descriptor(start, 16, 8 * ta.swizzle, ta.swizzle);
+  // A K-major operand of `rows` rows (M or N) from `first_row` (its address), at k = 16kk: the
+  // k-block of the swizzle width holding column 16kk, and the bytes into its rows.
+  auto k_major = [&](llvm::Value* first_row, const SharedTile& t, I rows, I kk) {
+    const I per_block = t.swizzle / t.esz, col = 16 * kk;
+    llvm::Value* start = b_.CreateAdd(first_row, i32(b_, (col / per_block) * rows * t.swizzle + (col % per_block) * t.esz));
+    return descriptor(start, 16, 8 * t.swizzle, t.swizzle);
   };
-  // B N-major: k rows 16kk.., N blocks K * W apart; K-major: like A, N rows, k columns.
+  // A's slab s of this warpgroup starts at row 64 * (s * groups + group).
+  auto desc_a = [&](I s, I kk) {
+    llvm::Value* slab_row = b_.CreateMul(b_.CreateAdd(i32(b_, s * groups), group), i32(b_, 64));
+    return k_major(b_.CreateAdd(a_base, b_.CreateMul(slab_row, i32(b_, ta.swizzle))), ta, m, kk);
+  };
+  // B N-major: k rows 16kk.., N blocks K * W apart; K-major: like A, N rows.
   const bool trans_b = tb.contiguous_dim == 1;
   auto desc_b = [&](I kk) {
-    const I row = 16 * kk;
-    if (trans_b) return descriptor(b_.CreateAdd(b_base, i32(b_, row * tb.swizzle)), k * tb.swizzle, 8 * tb.swizzle, tb.swizzle);
-    return descriptor(b_.CreateAdd(b_base, i32(b_, (row / b_per_block) * n * tb.swizzle + (row % b_per_block) * tb.esz)), 16,
-                      8 * tb.swizzle, tb.swizzle);
+    if (trans_b) return descriptor(b_.CreateAdd(b_base, i32(b_, 16 * kk * tb.swizzle)), k * tb.swizzle, 8 * tb.swizzle, tb.swizzle);
+    return k_major(b_base, tb, n, kk);
   };
 
   // Accumulator register v of slab s (n/2 per slab) is row slot 2s + (v/2)%2, column slot
