@@ -161,6 +161,18 @@ Distribution distribute(const ir::Type& t) {
   return dist;
 }
 
+I row_run(const ir::Type& t) {
+  if (!t.is_tile() || t.layout.kind != ir::Layout::Kind::Blocked) return 1;
+  const auto dist = distribute(t);
+  const int last = t.rank() - 1;
+  if (dist.layout.order[0] != last) return 1;
+  // Powers of two all: a run that divides the size per thread, the slots and the dim stays whole
+  // under the wrap of a replicated layout.
+  return std::max<I>(1, std::min({static_cast<I>(dist.layout.size_per_thread[static_cast<std::size_t>(last)]),
+                                  dist.slots[static_cast<std::size_t>(last)], t.shape.back(),
+                                  I{16} / std::max(1, ir::dtype_bytes(t.dtype))}));
+}
+
 I Distribution::num_slots() const {
   I n = 1;
   for (auto s : slots) n *= s;

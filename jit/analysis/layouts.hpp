@@ -96,4 +96,10 @@ struct Distribution {
 
 Distribution distribute(const ir::Type& t);
 
+// The elements of a tile that each thread holds contiguously along the last dim as consecutive
+// slots, starting at slots that are multiples of it, at most 16 bytes (1 for a slice layout or
+// one whose threads run down another dim first): the unit a conversion through shared memory
+// writes or reads as one vector.
+std::int64_t row_run(const ir::Type& t);
+
 }  // namespace tessera::analysis

@@ -85,6 +85,15 @@ bool wgmma_in_flight(const Op& dot) {
 
 I dot_ring_stages(const Op& dot) { return dot.int_attr("async_stages") + (wgmma_in_flight(dot) ? 1 : 0); }
 
+I convert_row_pad(const Op& convert) {
+  const ir::Type& src = convert.operands.at(0)->type;
+  const ir::Type& dst = convert.result()->type;
+  if (!src.is_tile() || dst.dtype == ir::DType::I1 || src.layout.is_none() || dst.layout.is_none()) return 1;
+  const I esz = ir::dtype_bytes(dst.dtype);
+  if (row_run(src) < 2 || row_run(dst) < 2 || dst.shape.back() * esz % 16 != 0) return 1;
+  return 16 / esz;
+}
+
 I shared_alignment(const Op& op) { return dot_uses_wgmma(op) ? 1024 : 16; }
 
 I shared_bytes(const Op& op) {
@@ -95,8 +104,8 @@ I shared_bytes(const Op& op) {
       return stages * (dot_stage_bytes(op, 0) + dot_stage_bytes(op, 1));
     }
     case OpKind::ConvertLayout: {
-      const auto& t = op.result()->type;  // padded by one element per row (lower_convert_layout)
-      return (t.numel() + t.numel() / t.shape.back() + 1) * ir::dtype_bytes(t.dtype);
+      const auto& t = op.result()->type;  // rows padded (lower_convert_layout)
+      return (t.numel() + t.numel() / t.shape.back() * convert_row_pad(op)) * ir::dtype_bytes(t.dtype);
     }
     case OpKind::Reduce:
     case OpKind::Scan: {
@@ -130,15 +139,44 @@ SharedMemoryPlan::SharedMemoryPlan(const ir::Module& m) {
   walk_block(m.entry(), pending);
 }
 
+namespace {
+// The loop whose iterations a pipelined dot's ring serves.
+const Op* ring_loop(const Op& dot) {
+  const Op* loop = dot.parent && dot.parent->parent ? dot.parent->parent->parent : nullptr;
+  return loop && loop->kind == OpKind::For ? loop : nullptr;
+}
+bool inside_a_loop(const Op& op) {
+  for (const ir::Block* b = op.parent; b && b->parent; b = b->parent->parent ? b->parent->parent->parent : nullptr)
+    if (b->parent->parent && b->parent->parent->kind == OpKind::For) return true;
+  return false;
+}
+}  // namespace
+
 void SharedMemoryPlan::allocate(const ir::Module& m) {
   const auto used = used_values(m);
+  // Program order (pre-order: a loop before its body), and for a ring the last position of its
+  // loop's body when ops after it may reuse its bytes (-1: none may).
+  std::map<const Op*, I> position;
+  ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) { position[&op] = static_cast<I>(position.size()); });
+  auto ring_end = [&](const Op& dot) -> I {
+    const Op* loop = ring_loop(dot);
+    if (!loop || inside_a_loop(*loop)) return -1;
+    I last = position.at(loop);
+    ir::walk(*loop->regions[0]->block, [&](const Op& o) { last = std::max(last, position.at(&o)); });
+    return last;
+  };
+  struct Placed {
+    const Op* op;
+    I begin, end;
+    I reusable_after;  // a ring: ops past this position may share its bytes; -1 otherwise
+  };
+  // Two private regions may share bytes only when one is a ring and the other comes after it.
+  auto may_share = [&](const Placed& p, const Op& op, bool ring) {
+    return !ring && p.reusable_after >= 0 && position.at(&op) > p.reusable_after;
+  };
   I shared_region = 0, private_bytes = 0;
   alignment_ = 16;
-  struct Use {
-    const Op* op;
-    I offset, bytes;
-  };
-  std::vector<Use> private_ops, shared_ops;
+  std::vector<Placed> private_ops, shared_ops;
   ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) {
     const bool atomic = op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas;
     if (atomic && !used.count(op.result())) return;  // nobody reads the old values: nothing to share
@@ -147,19 +185,32 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
     users_.push_back(&op);
     const I align = shared_alignment(op);
     alignment_ = std::max(alignment_, align);
-    if (is_private_user(op)) {
-      private_bytes = align_up(private_bytes, align);
-      private_ops.push_back({&op, private_bytes, bytes});
-      private_bytes += align_up(bytes, 16);  // each region at least 16-byte aligned
-    } else {
-      shared_ops.push_back({&op, 0, bytes});
+    if (!is_private_user(op)) {
+      shared_ops.push_back({&op, 0, bytes, -1});
       shared_region = std::max(shared_region, align_up(bytes, 16));
+      return;
     }
+    // First fit: the lowest aligned offset, from 0 or past some placed region, that overlaps no
+    // region this one may not share.
+    const bool ring = is_async_dot(op);
+    auto fits = [&](I at) {
+      return std::none_of(private_ops.begin(), private_ops.end(), [&](const Placed& p) {
+        return at < p.end && p.begin < at + bytes && !may_share(p, op, ring);
+      });
+    };
+    I at = 0;
+    if (!fits(at))
+      for (const Placed& p : private_ops) {
+        const I candidate = align_up(p.end, align);
+        if (fits(candidate) && (at == 0 || candidate < at)) at = candidate;
+      }
+    private_ops.push_back({&op, at, at + bytes, ring ? ring_end(op) : -1});
+    private_bytes = std::max(private_bytes, align_up(at + bytes, 16));  // each region 16-byte aligned
   });
   // The private regions start where the shared one ends, aligned as the most demanding of them.
   shared_region = align_up(shared_region, alignment_);
-  for (const Use& u : shared_ops) regions_[u.op] = {0, u.bytes};
-  for (const Use& u : private_ops) regions_[u.op] = {shared_region + u.offset, shared_region + u.offset + u.bytes};
+  for (const Placed& u : shared_ops) regions_[u.op] = {0, u.end};
+  for (const Placed& u : private_ops) regions_[u.op] = {shared_region + u.begin, shared_region + u.end};
   total_bytes_ = shared_region + private_bytes;
 }
 
@@ -207,6 +258,13 @@ void SharedMemoryPlan::walk_block(const ir::Block& b, Pending& pending) {
         head = std::move(next);
       }
       pending = head;  // the loop may run zero times: its exit sees the head
+      // A ring this loop's dot read (and whose last copies the loop's exit waited for): a write of
+      // its bytes, for whatever reuses them after the loop.
+      ir::walk(*op->regions[0]->block, [&](const Op& o) {
+        if (!is_async_dot(o) || !regions_.count(&o)) return;
+        const auto& [begin, end] = regions_.at(&o);
+        pending = join(pending, {Access{begin, end, true}});
+      });
     } else if (op->kind == OpKind::If) {
       Pending then_arm = pending, else_arm = pending;
       walk_block(*op->regions[0]->block, then_arm);

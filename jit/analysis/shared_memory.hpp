@@ -13,7 +13,11 @@
 //
 // Allocation: conversions, reductions and scans get regions of their own, so that two of them in
 // a row need no barrier between them (softmax's max then sum); the other users share one region
-// at offset 0, reused by each of them.
+// at offset 0, reused by each of them. A pipelined dot's ring is live from its prologue to the end
+// of its loop: ops after that loop (a matmul's epilogue conversion) may reuse its bytes, where the
+// loop is not itself inside a loop (whose next iteration's prologue would write the ring again).
+// For the barriers, the end of such a loop counts as a write of the whole ring: its last copies
+// (waited for at the loop's exit) and its reads by the dot.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -52,6 +56,13 @@ std::int64_t dot_stage_bytes(const ir::Op& dot, int operand);
 bool wgmma_in_flight(const ir::Op& dot);
 // The stages of an asynchronous dot's ring: async_stages, plus one when wgmma_in_flight.
 std::int64_t dot_ring_stages(const ir::Op& dot);
+// A conversion (convert_layout) writes each element at its row-major index, rows padded. Where
+// both layouts hold runs of two or more elements along the last dim (row_run) and a row is whole
+// 16-byte pieces, it writes and reads whole runs as vectors, and rows are padded by 16 bytes: the
+// eight rows that a warp of an mma accumulator writes then start four banks apart and cover all
+// 32. Otherwise it moves single elements, rows padded by one element, so that a column walked down
+// (a transposing conversion) spreads over the banks. The padding in elements.
+std::int64_t convert_row_pad(const ir::Op& convert);
 // The bytes of shared memory `op` needs while it runs (0: none), and the alignment of its region
 // (16 bytes; 1024 for a wgmma dot's swizzled operands).
 std::int64_t shared_bytes(const ir::Op& op);

@@ -203,15 +203,23 @@ void KernelLowering::lower_broadcast(const Op& op) {
 
 void KernelLowering::lower_convert_layout(const Op& op) {
   // Through shared memory: every thread writes what it owns at the element's row-major index,
-  // then every thread reads what it owns in the new layout (the region is this op's own).
+  // then every thread reads what it owns in the new layout (the region is this op's own, or a
+  // finished ring's: shared_memory.hpp). Rows are padded as analysis::convert_row_pad says; with
+  // 16-byte padding, runs of elements along a row move as one vector each way.
   const auto& src_t = op.operands[0]->type;
   const auto& dst_t = op.result()->type;
   llvm::Type* elem = scalar_type(dst_t.element());
   if (dst_t.dtype == DType::I1) elem = b_.getInt8Ty();
-  // One padding element per row of the last dim: a conversion that transposes the thread order
-  // reads or writes down a column, and the padding spreads a column over all 32 banks.
-  const I row = dst_t.shape.back();
-  auto padded = [&](llvm::Value* lin) { return b_.CreateAdd(lin, b_.CreateUDiv(lin, b_.getInt32(static_cast<std::uint32_t>(row)))); };
+  const I row = dst_t.shape.back(), pad = analysis::convert_row_pad(op);
+  const I src_run = pad > 1 ? analysis::row_run(src_t) : 1, dst_run = pad > 1 ? analysis::row_run(dst_t) : 1;
+  const I esz = ir::dtype_bytes(dst_t.dtype);
+  auto at = [&](llvm::Value* lin) {
+    llvm::Value* padded = b_.CreateAdd(lin, b_.CreateMul(b_.CreateUDiv(lin, b_.getInt32(static_cast<std::uint32_t>(row))),
+                                                         b_.getInt32(static_cast<std::uint32_t>(pad))));
+    return b_.CreateGEP(elem, scratch(op), padded);
+  };
+  auto vector_type = [&](I run) { return llvm::FixedVectorType::get(elem, static_cast<unsigned>(run)); };
+  auto align = [&](I run) { return llvm::Align(static_cast<std::uint64_t>(run * esz)); };
   const Elems& in = get(op.operands[0]);
   if (in.empty() && op.operands[0]->type.is_tile()) {
     // A tile carried in a pipelined dot's ring holds no registers (lower_dot.cpp): nothing to
@@ -222,15 +230,26 @@ void KernelLowering::lower_convert_layout(const Op& op) {
     return;
   }
   shared_phase(op, 0);
-  for (I k = 0; k < static_cast<I>(in.size()); ++k) {
-    llvm::Value* v = dst_t.dtype == DType::I1 ? b_.CreateZExt(in[k], elem) : in[k];
-    b_.CreateStore(v, b_.CreateGEP(elem, scratch(op), padded(element_linear_index(src_t, k))));
+  for (I k = 0; k < static_cast<I>(in.size()); k += src_run) {
+    if (src_run == 1) {
+      llvm::Value* v = dst_t.dtype == DType::I1 ? b_.CreateZExt(in[k], elem) : in[k];
+      b_.CreateStore(v, at(element_linear_index(src_t, k)));
+      continue;
+    }
+    llvm::Value* vec = llvm::PoisonValue::get(vector_type(src_run));
+    for (I j = 0; j < src_run; ++j) vec = b_.CreateInsertElement(vec, in[k + j], static_cast<std::uint64_t>(j));
+    b_.CreateAlignedStore(vec, at(element_linear_index(src_t, k)), align(src_run));
   }
   shared_phase(op, 1);
   Elems out;
-  for (I k = 0; k < analysis::distribute(dst_t).num_slots(); ++k) {
-    llvm::Value* v = b_.CreateLoad(elem, b_.CreateGEP(elem, scratch(op), padded(element_linear_index(dst_t, k))));
-    out.push_back(dst_t.dtype == DType::I1 ? b_.CreateTrunc(v, b_.getInt1Ty()) : v);
+  for (I k = 0; k < analysis::distribute(dst_t).num_slots(); k += dst_run) {
+    if (dst_run == 1) {
+      llvm::Value* v = b_.CreateLoad(elem, at(element_linear_index(dst_t, k)));
+      out.push_back(dst_t.dtype == DType::I1 ? b_.CreateTrunc(v, b_.getInt1Ty()) : v);
+      continue;
+    }
+    llvm::Value* vec = b_.CreateAlignedLoad(vector_type(dst_run), at(element_linear_index(dst_t, k)), align(dst_run));
+    for (I j = 0; j < dst_run; ++j) out.push_back(b_.CreateExtractElement(vec, static_cast<std::uint64_t>(j)));
   }
   set(op.result(), std::move(out));
 }

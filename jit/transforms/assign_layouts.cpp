@@ -268,8 +268,19 @@ class LayoutAssigner {
         return analysis::slice_layout(out, static_cast<int>(op.int_attr("axis")));
       }
       case OpKind::Store:
-        // A store of an accumulator-layout value (a matmul's epilogue) stores from that layout.
-        if (const Layout* a = anchor_of(op.operands[1])) return *a;
+        // A store of an accumulator-layout value (a matmul's epilogue) stores from that layout,
+        // unless the coalesced layout writes wider vectors: an mma accumulator holds pairs along
+        // a row, and 4-byte stores of pairs cost four times the instructions of 16-byte ones. The
+        // conversion goes through shared memory (convert_row_pad), which after a pipelined loop
+        // reuses the ring's bytes.
+        if (const Layout* a = anchor_of(op.operands[1])) {
+          if (!op.operands[0]->type.is_tile()) return *a;
+          ir::Type anchored = op.operands[1]->type, accessed = anchored;
+          anchored.layout = *a;
+          accessed.layout = access_layout(op);
+          const std::int64_t vec = contiguous_access(op.operands[0]).second;
+          return std::min(analysis::row_run(accessed), vec) > analysis::row_run(anchored) ? accessed.layout : *a;
+        }
         return access_layout(op);
       case OpKind::AtomicRmw:
       case OpKind::AtomicCas:

@@ -6,6 +6,8 @@
 // failed. tests/bench/matmul_ref.py is Triton's and cuBLAS's side.
 //   tessera_bench_matmul            TFLOP/s per shape and configuration
 //   tessera_bench_matmul compile    cold compile and autotuning times (fresh TESSERA_CACHE_DIR)
+//   tessera_bench_matmul one DTYPE M N K BM BN BK WARPS STAGES
+//                                   one shape (bf16 or fp16) and one configuration, for a profiler
 #include <tessera/tessera.hpp>
 
 #include <algorithm>
@@ -30,8 +32,19 @@ using bench::time_ms;  // do_bench-style timing, shared with bench.cpp (bench_ch
 
 int g_failed = 0;
 
+// The block configurations timed per shape: Triton's tutorial configs (tests/bench/matmul_ref.py's
+// CONFIGS) and two more of tessera's.
+ex::MatmulConfig cfg_of(std::int64_t bm, std::int64_t bn, std::int64_t bk, int warps, int stages) {
+  return ex::MatmulConfig{.block_m = bm, .block_n = bn, .block_k = bk, .group_m = 8, .num_warps = warps, .num_stages = stages};
+}
+const std::vector<ex::MatmulConfig> kConfigs = {
+    cfg_of(128, 256, 64, 8, 3), cfg_of(64, 256, 32, 4, 4),  cfg_of(128, 128, 32, 4, 4), cfg_of(128, 64, 32, 4, 4),
+    cfg_of(64, 128, 32, 4, 4),  cfg_of(128, 128, 64, 8, 3), cfg_of(128, 128, 32, 8, 1), cfg_of(128, 128, 64, 8, 1),
+    cfg_of(64, 128, 32, 4, 1),  cfg_of(128, 128, 64, 4, 3), cfg_of(128, 256, 32, 8, 4)};
+
 template <class T>
-void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t m, std::int64_t n, std::int64_t k) {
+void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t m, std::int64_t n, std::int64_t k,
+                 const std::vector<ex::MatmulConfig>& configs = kConfigs) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<T> ha(static_cast<std::size_t>(m * k)), hb(static_cast<std::size_t>(k * n));
@@ -42,13 +55,6 @@ void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t
   ts::Buffer<T> c(static_cast<std::size_t>(m * n));
   static auto matmul = ex::make_matmul<T, T>("matmul");
   const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
-  // Triton's tutorial configs (tests/bench/matmul_ref.py's CONFIGS) and two more of tessera's.
-  auto cfg_of = [](std::int64_t bm, std::int64_t bn, std::int64_t bk, int warps, int stages) {
-    return ex::MatmulConfig{.block_m = bm, .block_n = bn, .block_k = bk, .group_m = 8, .num_warps = warps, .num_stages = stages};
-  };
-  const ex::MatmulConfig configs[] = {cfg_of(128, 256, 64, 8, 3), cfg_of(64, 256, 32, 4, 4), cfg_of(128, 128, 32, 4, 4), cfg_of(128, 64, 32, 4, 4),
-                                      cfg_of(64, 128, 32, 4, 4),  cfg_of(128, 128, 64, 8, 3), cfg_of(128, 128, 32, 8, 1), cfg_of(128, 128, 64, 8, 1),
-                                      cfg_of(64, 128, 32, 4, 1),  cfg_of(128, 128, 64, 4, 3), cfg_of(128, 256, 32, 8, 4)};
 
   double best = 0;
   std::string best_cfg;
@@ -147,6 +153,22 @@ int main(int argc, char** argv) {
       auto& drv = tessera::cuda::CudaDriver::require();
       drv.ensure_context();
       bench_compile_and_autotune(drv);
+    } catch (const ts::Error& e) {
+      std::fprintf(stderr, "bench_matmul: %s\n", e.what());
+      return 1;
+    }
+    return g_failed ? 3 : 0;
+  }
+  if (argc == 11 && std::string(argv[1]) == "one") {
+    const std::string dtype = argv[2];
+    auto num = [&](int i) { return std::stoll(argv[i]); };
+    const std::vector<ex::MatmulConfig> one{cfg_of(num(6), num(7), num(8), static_cast<int>(num(9)), static_cast<int>(num(10)))};
+    try {
+      auto& drv = tessera::cuda::CudaDriver::require();
+      drv.ensure_context();
+      if (dtype == "bf16") bench_shape<ts::bfloat16>(drv, "bf16", num(3), num(4), num(5), one);
+      else if (dtype == "fp16") bench_shape<ts::half>(drv, "fp16", num(3), num(4), num(5), one);
+      else return std::fprintf(stderr, "bench_matmul one: dtype %s is not bf16 or fp16\n", dtype.c_str()), 2;
     } catch (const ts::Error& e) {
       std::fprintf(stderr, "bench_matmul: %s\n", e.what());
       return 1;

@@ -1,8 +1,8 @@
 """Triton 3.6 and cuBLAS (torch.matmul) side of tests/bench/bench_matmul.cpp: the same shapes,
 TFLOP/s, timed with triton.testing.do_bench (median). Triton's kernel is the classic grouped-order
 matmul of its tutorial 03 (the algorithm tessera's example runs), with an autotuned choice over the
-usual configs (num_stages 3-4, which tessera does not have yet) and, separately, num_stages=1 (the
-same schedule as tessera's today: compares compilers). Each kernel's output is checked against
+usual configs and, separately, num_stages=1. `matmul_ref.py one DTYPE M N K BM BN BK WARPS STAGES` runs one
+shape and configuration (for a profiler). Each kernel's output is checked against
 torch.matmul before it is timed."""
 import sys
 
@@ -55,6 +55,11 @@ def run(a, b, c, cfg):
 def main():
     shapes = [("bf16", 4096, 4096, 4096), ("bf16", 8192, 8192, 8192), ("fp16", 8192, 8192, 8192),
               ("bf16", 8192, 8192, 512), ("bf16", 16384, 1024, 1024)]
+    configs = CONFIGS
+    if len(sys.argv) == 11 and sys.argv[1] == "one":  # one DTYPE M N K BM BN BK WARPS STAGES (for a profiler)
+        dt, *nums = sys.argv[2:]
+        shapes = [(dt, *map(int, nums[:3]))]
+        configs = [tuple(map(int, nums[3:]))]
     failed = 0
     for dt, M, N, K in shapes:
         dtype = torch.bfloat16 if dt == "bf16" else torch.float16
@@ -66,7 +71,7 @@ def main():
         ms = triton.testing.do_bench(lambda: torch.matmul(a, b), warmup=25, rep=200, return_mode="median")
         print(f"cuBLAS  {dt} {M}x{N}x{K} {flops / ms / 1e9:8.1f} TFLOP/s", flush=True)
         best, best_s1 = 0.0, 0.0
-        for cfg in CONFIGS:
+        for cfg in configs:
             c = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
             try:
                 run(a, b, c, cfg)

@@ -84,6 +84,10 @@ void check_matmul_ptx(const char* dtype) {
         CHECK(count(art.data, "ldmatrix") == 0);
         CHECK(count(art.data, "mma.sync") == 0);
       }
+      // The epilogue stores C in 16-byte vectors (converted from the accumulator's pairs through
+      // shared memory), never element pairs.
+      CHECK(count(art.data, "st.global.v4.b32") > 0);
+      CHECK(count(art.data, "st.global.b32") == 0);
       // Pipelined through shared memory when num_stages > 1: cp.async copies, no register staging.
       CHECK((count(art.data, "cp.async.cg.shared.global") > 0) == (cfg.num_stages > 1));
       if (ptxas.empty()) continue;

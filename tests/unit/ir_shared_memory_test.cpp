@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "jit/analysis/layouts.hpp"
 #include "jit/analysis/shared_memory.hpp"
 #include "jit/ir/parser.hpp"
 #include "jit/ir/verifier.hpp"
@@ -165,9 +166,26 @@ namespace {
 
 // A loop of f16 dots c += a·b (a: M x K, b: K x N, row-major, 4 warps) after the pipeline pass and
 // the layout pass as sm_90a runs it, preceded and followed by reductions with regions of their own
-// (the first one's comes first, so the dot's is aligned past it).
-std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages) {
-  const std::string text = fmt::format(R"(kernel @dot_loop(%a: ptr<f16> {{divisibility = 16}}, %b: ptr<f16> {{divisibility = 16}}, %y: ptr<f32>, %n: i32) num_warps = 4 num_stages = {3} {{
+// (the first one's comes first, so the dot's is aligned past it). With `store_c`, c is then
+// stored to %y as a row-major M x N tile (a matmul's epilogue); with `nested`, everything from the
+// accumulator's initial value on runs in an outer loop.
+std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages, bool store_c = false, bool nested = false) {
+  const std::string epilogue = !store_c ? "" : fmt::format(R"(
+  %cm = expand_dims %rm {{axis = 1}} : <{0}x1xi32>
+  %cs = constant {{value = {1}}} : <{0}x1xi32>
+  %cmn = mul %cm, %cs : <{0}x1xi32>
+  %cmb = broadcast %cmn : <{0}x{1}xi32>
+  %cn = expand_dims %rn {{axis = 0}} : <1x{1}xi32>
+  %cnb = broadcast %cn : <{0}x{1}xi32>
+  %coff = add %cmb, %cnb : <{0}x{1}xi32>
+  %pc = splat %y : <{0}x{1}xptr<f32>>
+  %ac = addptr %pc, %coff : <{0}x{1}xptr<f32>>
+  store %ac, %c
+)", m, n);
+  const std::string outer_begin = nested ? "  %olb = constant {value = 0} : i32\n  %ostep = constant {value = 1} : i32\n"
+                                           "  for %olb, %n, %ostep {\n  ^bb(%ov: i32):\n" : "";
+  const std::string outer_end = nested ? "    yield\n  }\n" : "";
+  const std::string text = fmt::format(R"(kernel @dot_loop(%a: ptr<f16> {{divisibility = 16}}, %b: ptr<f16> {{divisibility = 16}}, %y: ptr<f32> {{divisibility = 16}}, %n: i32) num_warps = 4 num_stages = {3} {{
   %rm = arange {{end = {0}, start = 0}} : <{0}xi32>
   %rk = arange {{end = {2}, start = 0}} : <{2}xi32>
   %rn = arange {{end = {1}, start = 0}} : <{1}xi32>
@@ -195,7 +213,7 @@ std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages) {
     yield %tc
   }}
   store %y, %s0
-  %zero = constant {{value = 0.0}} : <{0}x{1}xf32>
+{4}  %zero = constant {{value = 0.0}} : <{0}x{1}xf32>
   %lb = constant {{value = 0}} : i32
   %step = constant {{value = 1}} : i32
   %c = for %lb, %n, %step, %zero : <{0}x{1}xf32> {{
@@ -220,10 +238,10 @@ std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages) {
     yield %sc
   }}
   store %y, %s
-  return
+{5}{6}  return
 }}
 )",
-                                       m, n, k, stages);
+                                       m, n, k, stages, outer_begin, epilogue, outer_end);
   auto mod = ir::parse_module(text);
   ir::verify(*mod);
   transforms::pipeline_dot_loads(*mod);
@@ -260,12 +278,53 @@ TEST_CASE("wgmma dots: dense 1024-aligned stages, one more in flight only where 
     CHECK(plan.alignment() == 1024);
     CHECK(plan.offset(dot) > 0);
     CHECK(plan.offset(dot) % 1024 == 0);
-    // The reductions have regions of their own, none overlapping the ring.
-    for (const ir::Op* r : ops_of_kind(*m, ir::OpKind::Reduce)) {
-      if (!plan.has_region(*r)) continue;
-      const bool before = plan.offset(*r) + analysis::shared_bytes(*r) <= plan.offset(dot);
-      const bool after = plan.offset(*r) >= plan.offset(dot) + analysis::shared_bytes(dot);
-      CHECK((before || after));
-    }
+    // The reduction before the loop has a region of its own, below the ring.
+    const auto reduces = ops_of_kind(*m, ir::OpKind::Reduce);
+    REQUIRE(plan.has_region(*reduces.front()));
+    CHECK(plan.offset(*reduces.front()) + analysis::shared_bytes(*reduces.front()) <= plan.offset(dot));
   }
+}
+
+namespace {
+bool overlaps(const analysis::SharedMemoryPlan& plan, const ir::Op& a, const ir::Op& b) {
+  return plan.offset(a) < plan.offset(b) + analysis::shared_bytes(b) && plan.offset(b) < plan.offset(a) + analysis::shared_bytes(a);
+}
+}  // namespace
+
+TEST_CASE("a matmul's epilogue converts to 16-byte runs in the finished ring's bytes, after a barrier",
+          "[shared_memory][wgmma]") {
+  auto m = wgmma_dot_loop(64, 256, 64, 3, /*store_c=*/true);
+  const ir::Op& dot = *ops_of_kind(*m, ir::OpKind::Dot).at(0);
+  // The store's conversion: accumulator pairs to the coalesced layout (the reduction of c after
+  // the loop has one of its own, to the default layout).
+  const auto stores = ops_of_kind(*m, ir::OpKind::Store);
+  const ir::Value* stored = stores.back()->operands.at(1);
+  REQUIRE(stored->def);
+  REQUIRE(stored->def->kind == ir::OpKind::ConvertLayout);
+  const ir::Op& convert = *stored->def;
+  CHECK(analysis::row_run(convert.operands[0]->type) == 2);
+  CHECK(analysis::row_run(convert.result()->type) == 4);  // 16 bytes of f32
+  CHECK(analysis::convert_row_pad(convert) == 4);          // rows padded by 16 bytes
+  CHECK(analysis::shared_bytes(convert) == (64 * 256 + 64 * 4) * 4);
+  analysis::SharedMemoryPlan plan(*m);
+  CHECK(overlaps(plan, convert, dot));
+  CHECK(plan.total_bytes() == plan.offset(dot) + analysis::shared_bytes(dot));  // no bytes of its own
+  CHECK(plan.barrier_before(convert, 1));
+  // The first op after the loop that reuses the ring's bytes (the reduction's conversion of c, in
+  // program order) writes only after a barrier: every warp is done with the ring.
+  const ir::Op& first_after = *ops_of_kind(*m, ir::OpKind::ConvertLayout).front();
+  CHECK(&first_after != &convert);
+  CHECK(overlaps(plan, first_after, dot));
+  CHECK(plan.barrier_before(first_after, 0));
+  // The reductions after the loop may reuse the ring as well; the one before it may not.
+  const auto reduces = ops_of_kind(*m, ir::OpKind::Reduce);
+  CHECK_FALSE(overlaps(plan, *reduces.front(), dot));
+
+  // In an outer loop, the next iteration's prologue writes the ring again: nothing shares it.
+  auto nested = wgmma_dot_loop(64, 256, 64, 3, /*store_c=*/true, /*nested=*/true);
+  const ir::Op& inner_dot = *ops_of_kind(*nested, ir::OpKind::Dot).at(0);
+  analysis::SharedMemoryPlan nested_plan(*nested);
+  for (const ir::Op* c : ops_of_kind(*nested, ir::OpKind::ConvertLayout)) CHECK_FALSE(overlaps(nested_plan, *c, inner_dot));
+  for (const ir::Op* r : ops_of_kind(*nested, ir::OpKind::Reduce))
+    if (nested_plan.has_region(*r)) CHECK_FALSE(overlaps(nested_plan, *r, inner_dot));
 }
