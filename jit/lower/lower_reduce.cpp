@@ -73,9 +73,18 @@ llvm::Value* coordinate(llvm::IRBuilder<>& pb, llvm::Value* id, const std::vecto
 }
 }  // namespace
 
+llvm::Value* KernelLowering::warp_id() {
+  if (!warp_id_) {
+    llvm::IRBuilder<> pb(fn_->getEntryBlock().getTerminator());
+    warp_id_ = target_.shuffle_idx(pb, pb.CreateUDiv(tid_, pb.getInt32(target_.warp_size())), pb.getInt32(0));
+  }
+  return warp_id_;
+}
+
 llvm::Value* KernelLowering::warp_coord(const ir::Layout& l, int d) {
+  llvm::Value* warp = warp_id();
   llvm::IRBuilder<> pb(fn_->getEntryBlock().getTerminator());
-  return coordinate(pb, pb.CreateUDiv(tid_, pb.getInt32(target_.warp_size())), l.warps_per_cta, l.order, d);
+  return coordinate(pb, warp, l.warps_per_cta, l.order, d);
 }
 
 llvm::Value* KernelLowering::lane_coord(const ir::Layout& l, int d) {

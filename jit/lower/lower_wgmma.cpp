@@ -109,7 +109,7 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   };
   llvm::Value* a_base = address(a_smem);
   llvm::Value* b_base = address(b_smem);
-  llvm::Value* group = b_.CreateUDiv(tid_, i32(b_, 4 * target_.warp_size()));
+  llvm::Value* group = b_.CreateUDiv(warp_id(), i32(b_, 4));
   // A K-major operand of `rows` rows (M or N) from `first_row` (its address), at k = 16kk: the
   // k-block of the swizzle width holding column 16kk, and the bytes into its rows.
   auto k_major = [&](llvm::Value* first_row, const SharedTile& t, I rows, I kk) {

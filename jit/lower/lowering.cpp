@@ -109,6 +109,7 @@ void KernelLowering::declare_kernel() {
   auto* body = llvm::BasicBlock::Create(ctx_, "body", fn_);
   b_.SetInsertPoint(prologue);
   tid_ = target_.thread_id(b_);
+  warp_id_ = nullptr;
   b_.CreateBr(body);
   b_.SetInsertPoint(body);
 

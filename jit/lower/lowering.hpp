@@ -85,6 +85,11 @@ class KernelLowering {
   llvm::Value* shuffle_any(llvm::Value* v, const std::function<llvm::Value*(llvm::Value*)>& shuffle32);
   llvm::Value* shuffle_xor_any(llvm::Value* v, int lane_mask);
   llvm::Value* warp_coord(const ir::Layout& l, int d);
+  // This thread's warp, computed once in the entry block as lane 0's (a shuffle): ptxas then knows
+  // it is the same across the warp and keeps what derives from it (a wgmma's descriptors, a
+  // layout's warp coordinates) in uniform registers, as Triton does, instead of moving it there
+  // before every wgmma (R2UR, measured as dispatch stalls on the H200).
+  llvm::Value* warp_id();
   // This thread's lane coordinate along dim d of a blocked layout.
   llvm::Value* lane_coord(const ir::Layout& l, int d);
 
@@ -140,6 +145,7 @@ class KernelLowering {
   std::unordered_map<const ir::Value*, Elems> values_;
   std::map<std::string, std::vector<llvm::Value*>> bases_;
   llvm::Value* tid_ = nullptr;
+  llvm::Value* warp_id_ = nullptr;
   int num_threads_ = 0;
   int shared_bytes_ = 0;
 };

@@ -10,6 +10,7 @@
 #include "jit/runtime/disk_cache.hpp"
 #include "jit/runtime/options.hpp"
 #include "jit/transforms/assign_layouts.hpp"
+#include "jit/transforms/sink.hpp"
 #include "jit/transforms/passes.hpp"
 
 namespace tessera::runtime {
@@ -81,6 +82,7 @@ lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const Comp
   const EnvOptions& env = env_options();
   lower::target_warp_size(target);  // an unknown target is an Error here, before any pass
   transforms::assign_layouts(m, analysis::target_info(target));
+  transforms::sink_past_loops(m);
   ir::verify(m);
   if (env.dump_ir) dump("IR with layouts", m.name, ir::print(m));
   if (ir_with_layouts) *ir_with_layouts = ir::print(m);

@@ -1,4 +1,5 @@
 #include "jit/transforms/hoist_loads.hpp"
+#include "jit/transforms/rewrite.hpp"
 
 #include <algorithm>
 #include <unordered_set>
@@ -17,15 +18,6 @@ bool may_write(const Op& op) {
     if (found) return true;
   }
   return false;
-}
-
-bool is_pure_compute(const Op& op) {
-  if (!op.regions.empty() || op.results.empty()) return false;
-  switch (op.info().category) {
-    case ir::OpCategory::Memory:
-    case ir::OpCategory::Control: return false;
-    default: return true;
-  }
 }
 
 void hoist_in_block(ir::Block& b) {

@@ -10,6 +10,7 @@
 #include "jit/transforms/cse.hpp"
 #include "jit/transforms/dce.hpp"
 #include "jit/transforms/pipeline_loads.hpp"
+#include "jit/transforms/sink.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::transforms {
@@ -27,6 +28,7 @@ constexpr PassInfo kPasses[] = {
      [](ir::Module& m) { assign_layouts(m, analysis::target_info("sm_80")); }},
     {"coalesce-sm90a", "coalesce as for sm_90a: dots that can run on wgmma are marked and take its accumulator layout",
      [](ir::Module& m) { assign_layouts(m, analysis::target_info("sm_90a")); }},
+    {"sink", "move pure ops used only after a loop down to their first user (after the layout pass)", sink_past_loops},
 };
 
 }  // namespace

@@ -5,6 +5,11 @@
 namespace tessera::transforms {
 using namespace ir;
 
+bool is_pure_compute(const ir::Op& op) {
+  if (!op.regions.empty() || op.results.empty()) return false;
+  return op.info().category != ir::OpCategory::Memory && op.info().category != ir::OpCategory::Control;
+}
+
 bool has_side_effects(const Op& op) {
   if (op.kind == OpKind::Store || op.kind == OpKind::Return || op.kind == OpKind::Yield) return true;
   // An atomic writes memory even when its returned old value is unused.

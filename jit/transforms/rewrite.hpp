@@ -9,6 +9,9 @@ namespace tessera::transforms {
 
 // store, return, yield, or a for/if whose regions hold a store: ops that must stay even unused.
 bool has_side_effects(const ir::Op& op);
+// An op that computes its results from its operands alone (no memory access, no regions): free to
+// move anywhere its operands are defined and its results are not yet used.
+bool is_pure_compute(const ir::Op& op);
 
 std::size_t index_in_block(const ir::Op& op);
 // Inserts `op` into anchor's block just before anchor; returns it.
