@@ -119,6 +119,47 @@ auto make_batched_matmul(const char* name = "batched_matmul") {
   });
 }
 
+// O = sum over key blocks j of (Q·K_jᵀ).to<In>()·V_j, for Q, K, V of n x HEAD_D (row-major, any
+// n): attention's loop without its softmax. Each program takes BLOCK_M rows of Q and walks K and V
+// in blocks of BLOCK_N rows; the first dot's f32 accumulator, cast to In, is the second dot's left
+// operand (chained dots), K is read transposed through its strides. O in f32.
+template <class In>
+auto make_chained_dots(const char* name = "chained_dots") {
+  return ts::kernel(name, [](ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::Ptr<float> o, ts::Int n) {
+    const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
+    const int D = static_cast<int>(ts::meta("HEAD_D"));
+    auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
+    auto dims = ts::arange(0, D);
+    auto row_mask = (rows.col() < n) & (dims.row() < D);
+    auto q_tile = ts::load(q + rows.col() * D + dims.row(), row_mask, 0);
+    auto acc = ts::zeros<float>({BM, D});
+    ts::for_range(0, n, BN, [&](ts::Int j0) {
+      auto keys = j0 + ts::arange(0, BN);
+      auto k_t = ts::load(k + keys.row() * D + dims.col(), (keys.row() < n) & (dims.col() < D), 0);  // D x BN
+      auto p = ts::dot(q_tile, k_t).template to<In>();
+      auto v_tile = ts::load(v + keys.col() * D + dims.row(), (keys.col() < n) & (dims.row() < D), 0);
+      acc = ts::dot(p, v_tile, acc);
+    });
+    ts::store(o + rows.col() * D + dims.row(), acc, row_mask);
+  });
+}
+
+// make_chained_dots in plain C++, each product rounded to In as the kernel rounds it.
+template <class In>
+std::vector<double> chained_dots_reference(std::span<const In> q, std::span<const In> k, std::span<const In> v,
+                                           std::int64_t n, std::int64_t d) {
+  auto f = [](In x) { return static_cast<double>(static_cast<float>(x)); };
+  std::vector<double> o(static_cast<std::size_t>(n * d));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (std::int64_t t = 0; t < d; ++t) s += f(q[i * d + t]) * f(k[j * d + t]);
+      const double p = f(static_cast<In>(static_cast<float>(s)));
+      for (std::int64_t t = 0; t < d; ++t) o[i * d + t] += p * f(v[j * d + t]);
+    }
+  return o;
+}
+
 struct MatmulConfig {
   std::int64_t block_m = 128, block_n = 128, block_k = 32, group_m = 8;
   int num_warps = 4, num_stages = 3;

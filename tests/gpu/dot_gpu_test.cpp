@@ -1,8 +1,9 @@
 // dot on the GPU (the matmul example's kernel) against the interpreter, element by element, with
 // poisoned outputs: f16 and bf16 (wgmma on sm_90a where the tile allows, else mma.sync and
 // ldmatrix), f32 and i8 (fma loops), blocks from 16 x 16 to 128 x 256, sizes that are and are not
-// multiples of the blocks, B row- and column-major, num_warps 4 and 8, num_stages 1 to 5, on the
-// device's own target; tests/gpu/device_run.sh runs the [dot] cases again with
+// multiples of the blocks, B row- and column-major, num_warps 4 and 8, num_stages 1 to 5, and
+// chained dots (an accumulator cast to 16 bits as the next dot's left operand), on the device's own
+// target; tests/gpu/device_run.sh runs the [dot] cases again with
 // TESSERA_CUDA_ARCH=sm_80 (mma.sync code on the H200). The tensor cores sum in their own order,
 // so floats compare within a bound per element.
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -90,3 +92,60 @@ TEST_CASE("GPU dot f16 (tensor cores) matches the interpreter", "[gpu][dot]") { 
 TEST_CASE("GPU dot bf16 (tensor cores) matches the interpreter", "[gpu][dot]") { check_gpu_dot<ts::bfloat16, float>(-1, 1); }
 TEST_CASE("GPU dot f32 (fma) matches the interpreter", "[gpu][dot]") { check_gpu_dot<float, float>(-1, 1); }
 TEST_CASE("GPU dot i8 (fma) matches the interpreter", "[gpu][dot]") { check_gpu_dot<std::int8_t, std::int32_t>(-128, 127); }
+
+namespace {
+
+// Chained dots (attention's loop without the softmax, ex::make_chained_dots) on the GPU against the
+// interpreter: small integer inputs keep every sum exact in f32 and every Q·Kᵀ exact in 16 bits
+// (|s| <= 4 * HEAD_D = 256), so the two must agree bit for bit whatever order the tensor cores sum
+// in. Both dots run wgmma where the tile allows whole warpgroups (4 warps, 64 rows), mma.sync
+// where it does not (8 warps, 64 rows), and under TESSERA_CUDA_ARCH=sm_80.
+template <class In>
+void check_gpu_chained_dots() {
+  auto kernel = ex::make_chained_dots<In>("chained_dots_gpu_test");
+  struct Case {
+    std::int64_t n, block_m, block_n;
+    int warps, stages;
+  };
+  const Case cases[] = {{300, 64, 64, 4, 1}, {512, 64, 64, 4, 3}, {300, 128, 64, 8, 2}, {384, 64, 128, 4, 2}, {200, 64, 32, 8, 3}};
+  constexpr std::int64_t d = 64;
+  for (const Case& c : cases) {
+    std::mt19937 rng(static_cast<std::uint32_t>(c.n + c.block_n));
+    std::uniform_int_distribution<int> small(-2, 2);
+    std::vector<In> q(static_cast<std::size_t>(c.n * d)), k(q.size()), v(q.size());
+    for (auto* t : {&q, &k, &v})
+      for (auto& x : *t) x = static_cast<In>(static_cast<float>(small(rng)));
+    auto run = [&](ts::Executor e) {
+      std::vector<float> out(q.size(), std::numeric_limits<float>::quiet_NaN());
+      auto dq = ts::Buffer<In>::from_host(q, e), dk = ts::Buffer<In>::from_host(k, e), dv = ts::Buffer<In>::from_host(v, e);
+      auto dout = ts::Buffer<float>::from_host(out, e);
+      kernel[{.grid = {(c.n + c.block_m - 1) / c.block_m},
+              .meta = {{"BLOCK_M", c.block_m}, {"BLOCK_N", c.block_n}, {"HEAD_D", d}},
+              .num_warps = c.warps,
+              .num_stages = c.stages,
+              .executor = e}](dq, dk, dv, dout, static_cast<std::int32_t>(c.n));
+      ts::synchronize(e);
+      return dout.to_host();
+    };
+    INFO("n " << c.n << " blocks " << c.block_m << "x" << c.block_n << " warps " << c.warps << " stages " << c.stages);
+    const auto gpu = run(ts::Executor::Cuda);
+    const auto want = run(ts::Executor::Interpreter);
+    const auto reference = ex::chained_dots_reference<In>(q, k, v, c.n, d);
+    std::int64_t bad = 0, bad_reference = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      bad += !(gpu[i] == want[i]);
+      bad_reference += !(static_cast<double>(want[i]) == reference[i]);
+    }
+    CHECK(bad == 0);
+    CHECK(bad_reference == 0);  // the interpreter against plain C++
+  }
+}
+
+}  // namespace
+
+TEST_CASE("GPU chained dots f16 (attention's loop without softmax) match the interpreter bit for bit", "[gpu][dot]") {
+  check_gpu_chained_dots<ts::half>();
+}
+TEST_CASE("GPU chained dots bf16 (attention's loop without softmax) match the interpreter bit for bit", "[gpu][dot]") {
+  check_gpu_chained_dots<ts::bfloat16>();
+}

@@ -133,3 +133,33 @@ TEST_CASE("chained dots (an accumulator cast to f16 as the next dot's A) on the 
                       },
                       dot_warps32(), dot_warps64());
 }
+
+TEST_CASE("chained dots in a loop (attention without softmax) on the host targets match the interpreter", "[host][dot]") {
+  // ex::make_chained_dots: per K/V block, (Q·Kᵀ).to<bf16>() is the next dot's A, accumulated over
+  // the loop; 4 warps take wgmma (64-row tiles), the other warp counts mma.sync or (warps of 64)
+  // the fma loops. Small integers keep every sum exact, so the C++ reference must match too.
+  auto kernel = ex::make_chained_dots<ts::bfloat16>();
+  constexpr std::int64_t n = 100, d = 32, block_m = 64, block_n = 32;
+  std::mt19937 rng(kSeed);
+  std::uniform_int_distribution<int> small(-2, 2);
+  std::vector<ts::bfloat16> q(static_cast<std::size_t>(n * d)), k(q.size()), v(q.size());
+  for (auto* t : {&q, &k, &v})
+    for (auto& x : *t) x = ts::bfloat16(static_cast<float>(small(rng)));
+  auto run = [&](ts::Executor e, int warps) {
+    auto out = poisoned<float>(q.size());
+    kernel[{.grid = {(n + block_m - 1) / block_m},
+            .meta = {{"BLOCK_M", block_m}, {"BLOCK_N", block_n}, {"HEAD_D", d}},
+            .num_warps = warps,
+            .num_stages = 2,
+            .executor = e}](q, k, v, out, static_cast<std::int32_t>(n));
+    return out;
+  };
+  const auto reference = ex::chained_dots_reference<ts::bfloat16>(q, k, v, n, d);
+  std::vector<float> want(reference.begin(), reference.end());
+  against_interpreter("chained dots in a loop", run,
+                      [&](const std::string& what, const std::vector<float>& got, const std::vector<float>& interp) {
+                        expect_match(what, got, interp);
+                        expect_match(what + " (interpreter vs C++ reference)", interp, want);
+                      },
+                      dot_warps32(), dot_warps64());
+}
