@@ -108,11 +108,11 @@ bench() {  # jsonl errlog label command...
   local rc=$?
   (( rc == 0 )) || fail "$label (exit $rc), see $err"
 }
-# Two rounds, alternating tessera and Triton, so that clock or thermal drift during the run falls
-# on both sides alike; compare.py keeps each side's best.
+# Two rounds (ROUNDS), alternating tessera and Triton, so that clock or thermal drift during the
+# run falls on both sides alike; compare.py keeps each side's best.
 : > $OUT/bench_tessera.jsonl; : > $OUT/bench_triton.jsonl
 T=$OUT/bench_tessera.jsonl; P=$OUT/bench_triton.jsonl
-for round in 1 2; do
+for round in $(seq 1 ${ROUNDS:-2}); do
   bench $T $T "tessera_bench all, round $round" tessera_bench all
   bench $P $P "tests/bench/triton_ref.py all, round $round" python3 tests/bench/triton_ref.py all
 done
