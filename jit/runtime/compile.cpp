@@ -82,7 +82,7 @@ lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const Comp
   const EnvOptions& env = env_options();
   lower::target_warp_size(target);  // an unknown target is an Error here, before any pass
   transforms::assign_layouts(m, analysis::target_info(target));
-  transforms::sink_past_loops(m);
+  transforms::sink_pure_ops(m);
   ir::verify(m);
   if (env.dump_ir) dump("IR with layouts", m.name, ir::print(m));
   if (ir_with_layouts) *ir_with_layouts = ir::print(m);

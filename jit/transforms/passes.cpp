@@ -28,7 +28,7 @@ constexpr PassInfo kPasses[] = {
      [](ir::Module& m) { assign_layouts(m, analysis::target_info("sm_80")); }},
     {"coalesce-sm90a", "coalesce as for sm_90a: dots that can run on wgmma are marked and take its accumulator layout",
      [](ir::Module& m) { assign_layouts(m, analysis::target_info("sm_90a")); }},
-    {"sink", "move pure ops used only after a loop down to their first user (after the layout pass)", sink_past_loops},
+    {"sink", "move pure ops whose first user follows a loop or a conversion down to it (after the layout pass)", sink_pure_ops},
 };
 
 }  // namespace

@@ -50,6 +50,6 @@ void sink_in_block(ir::Block& b) {
 
 }  // namespace
 
-void sink_past_loops(ir::Module& m) { sink_in_block(m.entry()); }
+void sink_pure_ops(ir::Module& m) { sink_in_block(m.entry()); }
 
 }  // namespace tessera::transforms

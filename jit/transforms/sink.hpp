@@ -10,6 +10,6 @@ namespace tessera::transforms {
 // epilogue computes its pointers and mask before the conversion of the accumulator: both would
 // hold registers where the accumulator needs them (for a 128 x 256 tile, 16 row indices through
 // the K loop, or 16 pointers beside the 128 accumulator registers). Run after the layout pass.
-void sink_past_loops(ir::Module& m);
+void sink_pure_ops(ir::Module& m);
 
 }  // namespace tessera::transforms
