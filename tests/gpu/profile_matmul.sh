@@ -4,8 +4,8 @@
 # occupancy, warp states, memory) and keeps both kernels' SASS, so that where the two differ can be
 # read rather than guessed. Default: bf16 8192x8192x512, 128x256x64, 8 warps, 3 stages.
 #   bash tests/gpu/profile_matmul.sh [DTYPE M N K BM BN BK WARPS STAGES]
-# Writes $OUT/ncu_{tessera,triton}_TAG.txt and $OUT/{tessera,triton}_TAG.sass (TAG: the arguments
-# joined by '_'); prints a short comparison.
+# Writes $OUT/ncu_{tessera,triton}_TAG.txt, $OUT/{tessera,triton}_TAG.sass and .liveness (register
+# life ranges, nvdisasm) (TAG: the arguments joined by '_'); prints a short comparison.
 set -uo pipefail
 OUT=${OUT:-/tmp/tessera-out}; mkdir -p "$OUT"
 ARGS=("${@:-bf16 8192 8192 512 128 256 64 8 3}")
@@ -29,6 +29,9 @@ TESSERA_CACHE_DIR=$(mktemp -d) TESSERA_DUMP=ptx tessera_bench_matmul one "${ARGS
 awk '/^\/\/ ----- tessera: PTX of kernel/{n++} n==1 && !/^\/\/ ----- tessera/' $D/dump.txt > $D/tessera.ptx
 ptxas -arch=sm_90a -o $D/tessera.cubin $D/tessera.ptx && cuobjdump -sass $D/tessera.cubin > $OUT/tessera_$TAG.sass
 cuobjdump -sass "$(find $TRITON_CACHE_DIR -name '*.cubin' | head -1)" > $OUT/triton_$TAG.sass
+# Register life ranges per instruction (where the register peak is, and what is live there).
+nvdisasm --print-life-ranges $D/tessera.cubin > $OUT/tessera_$TAG.liveness 2>&1
+nvdisasm --print-life-ranges "$(find $TRITON_CACHE_DIR -name '*.cubin' | head -1)" > $OUT/triton_$TAG.liveness 2>&1
 for side in tessera triton; do
   S=$OUT/${side}_$TAG.sass
   echo "== $side $TAG: $(grep -cE '^\s+/\*[0-9a-f]{4}\*/' $S) SASS instructions;" \
