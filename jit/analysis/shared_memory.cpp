@@ -58,11 +58,17 @@ I dot_stage_bytes(const Op& dot, int operand) {
   return t.shape[0] * dot_row_stride(t.dtype, t.shape[1]) * ir::dtype_bytes(t.dtype);
 }
 
+namespace {
+// The loop whose iterations a pipelined dot's ring serves: the for whose body holds the dot.
+const Op* ring_loop(const Op& dot) {
+  const Op* loop = ir::parent_op(dot);
+  return loop && loop->kind == OpKind::For ? loop : nullptr;
+}
+}  // namespace
+
 bool wgmma_in_flight(const Op& dot) {
-  if (!dot_uses_wgmma(dot) || !is_async_dot(dot) || !dot.parent || !dot.parent->parent) return false;
+  if (!dot_uses_wgmma(dot) || !is_async_dot(dot) || !ring_loop(dot)) return false;
   ir::Block& body = *dot.parent;
-  const Op* loop = body.parent->parent;
-  if (!loop || loop->kind != OpKind::For) return false;
   const ir::Value* acc = dot.operands.at(2);
   std::size_t arg = 0;
   while (arg < body.args.size() && body.args[arg].get() != acc) ++arg;
@@ -140,14 +146,9 @@ SharedMemoryPlan::SharedMemoryPlan(const ir::Module& m) {
 }
 
 namespace {
-// The loop whose iterations a pipelined dot's ring serves.
-const Op* ring_loop(const Op& dot) {
-  const Op* loop = dot.parent && dot.parent->parent ? dot.parent->parent->parent : nullptr;
-  return loop && loop->kind == OpKind::For ? loop : nullptr;
-}
 bool inside_a_loop(const Op& op) {
-  for (const ir::Block* b = op.parent; b && b->parent; b = b->parent->parent ? b->parent->parent->parent : nullptr)
-    if (b->parent->parent && b->parent->parent->kind == OpKind::For) return true;
+  for (const Op* p = ir::parent_op(op); p; p = ir::parent_op(*p))
+    if (p->kind == OpKind::For) return true;
   return false;
 }
 }  // namespace

@@ -117,6 +117,10 @@ class Module {
   std::unique_ptr<Module> clone() const;
 };
 
+// The op whose region holds `op` directly (a for, an if, a reduction); null at the kernel's top
+// level.
+inline Op* parent_op(const Op& op) { return op.parent && op.parent->parent ? op.parent->parent->parent : nullptr; }
+
 // Appends ops to a block; the tracer and the passes build IR through it.
 class Builder {
  public:

@@ -30,12 +30,8 @@ void KernelLowering::stage_in_shared(const ir::Value* v, llvm::Value* base, cons
   // layout keeps in one thread go as one vector of up to 16 bytes where the tile stores rows
   // contiguously (16-byte pieces stay whole under a swizzle and padded rows are 16-byte aligned).
   const ir::Type& t = v->type;
-  const auto dist = analysis::distribute(t);
-  llvm::Type* elem = scalar_type(t.element());
   const I esz = ir::dtype_bytes(t.dtype);
-  I run = 1;
-  if (dist.slice_dim < 0 && dist.layout.order[0] == 1 && tile.contiguous_dim == 1)
-    run = std::min<I>({dist.layout.size_per_thread[1], dist.slots[1], 16 / esz});
+  const I run = tile.contiguous_dim == 1 ? analysis::row_run(t) : 1;
   const Elems& elems = get(v);
   for (I k = 0; k < static_cast<I>(elems.size()); k += run) {
     auto coords = element_coords(t, k);
@@ -44,9 +40,7 @@ void KernelLowering::stage_in_shared(const ir::Value* v, llvm::Value* base, cons
       b_.CreateStore(elems[k], ptr);
       continue;
     }
-    llvm::Value* vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(elem, static_cast<unsigned>(run)));
-    for (I j = 0; j < run; ++j) vec = b_.CreateInsertElement(vec, elems[k + j], static_cast<std::uint64_t>(j));
-    b_.CreateAlignedStore(vec, ptr, llvm::Align(static_cast<std::uint64_t>(run * esz)));
+    b_.CreateAlignedStore(vector_of(elems, k, run), ptr, llvm::Align(static_cast<std::uint64_t>(run * esz)));
   }
 }
 
@@ -70,7 +64,7 @@ llvm::Value* KernelLowering::ring_stage(const Op& dot, int operand, llvm::Value*
 }
 
 llvm::Value* KernelLowering::loop_iteration(const Op& op) {
-  const Op* loop = op.parent && op.parent->parent ? op.parent->parent->parent : nullptr;
+  const Op* loop = ir::parent_op(op);
   if (!loop || loop->kind != OpKind::For)
     throw InternalError(fmt::format("lowering: pipelined '{}' outside a loop at {}", op.name(), op.loc.str()));
   llvm::Value* iv = get(loop->regions[0]->block->args[0].get())[0];

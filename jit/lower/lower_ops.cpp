@@ -236,8 +236,7 @@ void KernelLowering::lower_convert_layout(const Op& op) {
       b_.CreateStore(v, at(element_linear_index(src_t, k)));
       continue;
     }
-    llvm::Value* vec = llvm::PoisonValue::get(vector_type(src_run));
-    for (I j = 0; j < src_run; ++j) vec = b_.CreateInsertElement(vec, in[k + j], static_cast<std::uint64_t>(j));
+    llvm::Value* vec = vector_of(in, k, src_run);  // before the address: argument order is unspecified
     b_.CreateAlignedStore(vec, at(element_linear_index(src_t, k)), align(src_run));
   }
   shared_phase(op, 1);
@@ -252,6 +251,14 @@ void KernelLowering::lower_convert_layout(const Op& op) {
     for (I j = 0; j < dst_run; ++j) out.push_back(b_.CreateExtractElement(vec, static_cast<std::uint64_t>(j)));
   }
   set(op.result(), std::move(out));
+}
+
+llvm::Value* KernelLowering::vector_of(const Elems& elems, I first, I count) {
+  llvm::Value* vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(elems.at(static_cast<std::size_t>(first))->getType(),
+                                                                      static_cast<unsigned>(count)));
+  for (I j = 0; j < count; ++j)
+    vec = b_.CreateInsertElement(vec, elems[static_cast<std::size_t>(first + j)], static_cast<std::uint64_t>(j));
+  return vec;
 }
 
 llvm::Value* KernelLowering::element_linear_index(const ir::Type& t, I k) {

@@ -123,6 +123,8 @@ class KernelLowering {
   llvm::Value* loop_iteration(const ir::Op& op);
   // Writes tile `v` into shared memory at `base`, laid out as `tile` says.
   void stage_in_shared(const ir::Value* v, llvm::Value* base, const SharedTile& tile);
+  // elems[first, first + count) as one vector, for a store of a run of them.
+  llvm::Value* vector_of(const Elems& elems, std::int64_t first, std::int64_t count);
 
   // Atomics (lower_atomics.cpp).
   void lower_atomic(const ir::Op& op);

@@ -301,7 +301,7 @@ class LayoutAssigner {
         if (i < 2) return analysis::is_async_dot(op) && !v->type.layout.is_none() ? v->type.layout : default_for(v);
         return op.result()->type.layout;
       case OpKind::Yield: {
-        Op* parent = op.parent->parent->parent;
+        Op* parent = ir::parent_op(op);
         if (parent->kind == OpKind::For) return parent->regions[0]->block->args[i + 1]->type.layout;
         return parent->result(i)->type.layout;
       }

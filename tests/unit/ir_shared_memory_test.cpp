@@ -164,20 +164,27 @@ TEST_CASE("an atomic whose old values nobody reads uses no shared memory", "[sha
 
 namespace {
 
+// %name = the offsets of a row-major rows x cols tile: %row_index[:, None] * cols + %col_index[None, :].
+std::string row_major_offsets(const std::string& name, const std::string& row_index, const std::string& col_index,
+                              int rows, int cols) {
+  return fmt::format(R"(  %{0}_r = expand_dims %{1} {{axis = 1}} : <{3}x1xi32>
+  %{0}_s = constant {{value = {4}}} : <{3}x1xi32>
+  %{0}_rs = mul %{0}_r, %{0}_s : <{3}x1xi32>
+  %{0}_rb = broadcast %{0}_rs : <{3}x{4}xi32>
+  %{0}_c = expand_dims %{2} {{axis = 0}} : <1x{4}xi32>
+  %{0}_cb = broadcast %{0}_c : <{3}x{4}xi32>
+  %{0} = add %{0}_rb, %{0}_cb : <{3}x{4}xi32>
+)",
+                     name, row_index, col_index, rows, cols);
+}
+
 // A loop of f16 dots c += a·b (a: M x K, b: K x N, row-major, 4 warps) after the pipeline pass and
 // the layout pass as sm_90a runs it, preceded and followed by reductions with regions of their own
 // (the first one's comes first, so the dot's is aligned past it). With `store_c`, c is then
 // stored to %y as a row-major M x N tile (a matmul's epilogue); with `nested`, everything from the
 // accumulator's initial value on runs in an outer loop.
 std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages, bool store_c = false, bool nested = false) {
-  const std::string epilogue = !store_c ? "" : fmt::format(R"(
-  %cm = expand_dims %rm {{axis = 1}} : <{0}x1xi32>
-  %cs = constant {{value = {1}}} : <{0}x1xi32>
-  %cmn = mul %cm, %cs : <{0}x1xi32>
-  %cmb = broadcast %cmn : <{0}x{1}xi32>
-  %cn = expand_dims %rn {{axis = 0}} : <1x{1}xi32>
-  %cnb = broadcast %cn : <{0}x{1}xi32>
-  %coff = add %cmb, %cnb : <{0}x{1}xi32>
+  const std::string epilogue = !store_c ? "" : row_major_offsets("coff", "rm", "rn", m, n) + fmt::format(R"(
   %pc = splat %y : <{0}x{1}xptr<f32>>
   %ac = addptr %pc, %coff : <{0}x{1}xptr<f32>>
   store %ac, %c
@@ -189,21 +196,7 @@ std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages, bool
   %rm = arange {{end = {0}, start = 0}} : <{0}xi32>
   %rk = arange {{end = {2}, start = 0}} : <{2}xi32>
   %rn = arange {{end = {1}, start = 0}} : <{1}xi32>
-  %am = expand_dims %rm {{axis = 1}} : <{0}x1xi32>
-  %ks = constant {{value = {2}}} : <{0}x1xi32>
-  %amk = mul %am, %ks : <{0}x1xi32>
-  %amb = broadcast %amk : <{0}x{2}xi32>
-  %ak = expand_dims %rk {{axis = 0}} : <1x{2}xi32>
-  %akb = broadcast %ak : <{0}x{2}xi32>
-  %aoff = add %amb, %akb : <{0}x{2}xi32>
-  %bk = expand_dims %rk {{axis = 1}} : <{2}x1xi32>
-  %ns = constant {{value = {1}}} : <{2}x1xi32>
-  %bkn = mul %bk, %ns : <{2}x1xi32>
-  %bkb = broadcast %bkn : <{2}x{1}xi32>
-  %bn = expand_dims %rn {{axis = 0}} : <1x{1}xi32>
-  %bnb = broadcast %bn : <{2}x{1}xi32>
-  %boff = add %bkb, %bnb : <{2}x{1}xi32>
-  %r1k = arange {{end = 1024, start = 0}} : <1024xi32>
+{7}{8}  %r1k = arange {{end = 1024, start = 0}} : <1024xi32>
   %py = splat %y : <1024xptr<f32>>
   %ay = addptr %py, %r1k : <1024xptr<f32>>
   %v = load %ay : <1024xf32>
@@ -241,7 +234,8 @@ std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages, bool
 {5}{6}  return
 }}
 )",
-                                       m, n, k, stages, outer_begin, epilogue, outer_end);
+                                       m, n, k, stages, outer_begin, epilogue, outer_end,
+                                       row_major_offsets("aoff", "rm", "rk", m, k), row_major_offsets("boff", "rk", "rn", k, n));
   auto mod = ir::parse_module(text);
   ir::verify(*mod);
   transforms::pipeline_dot_loads(*mod);
