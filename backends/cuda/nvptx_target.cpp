@@ -4,7 +4,9 @@
 
 #include <llvm/IR/Attributes.h>
 #include <llvm/IR/CallingConv.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -16,6 +18,20 @@
 namespace tessera::backend {
 namespace {
 
+// Shared-memory addresses fit in 32 bits, but NVPTX makes every pointer 64 bits unless its
+// nvptx-short-ptr option is set (a command-line option of LLVM's, global to the process; the
+// target machines made after this take it into their data layout, "p3:32:32"). With 64-bit shared
+// pointers every address that a kernel keeps live through a loop (a copy's destination in a
+// ring, an operand's base) holds two registers: the 4-warp matmul's K loop used 8 more than with
+// 32 bits (ptxas -v). Triton sets the same option.
+void use_32_bit_shared_pointers() {
+  auto& options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("nvptx-short-ptr");
+  if (it == options.end()) throw InternalError("tessera: this LLVM's NVPTX backend has no nvptx-short-ptr option");
+  auto* short_pointers = static_cast<llvm::cl::opt<bool>*>(it->second);
+  short_pointers->setValue(true);
+}
+
 // Only NVPTX: initializing all targets would drag every backend's registration into startup.
 void initialize_nvptx_once() {
   static std::once_flag once;
@@ -24,6 +40,7 @@ void initialize_nvptx_once() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    use_32_bit_shared_pointers();
   });
 }
 
@@ -90,6 +107,12 @@ class NvptxTarget final : public lower::Target {
 
   llvm::Value* thread_id(llvm::IRBuilder<>& b) const override {
     return call_intrinsic(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  }
+  // An inline-asm read with side effects: LLVM neither merges it with the intrinsic's read nor
+  // moves it.
+  llvm::Value* thread_id_unshared(llvm::IRBuilder<>& b) const override {
+    auto* type = llvm::FunctionType::get(b.getInt32Ty(), false);
+    return b.CreateCall(llvm::InlineAsm::get(type, "mov.u32 $0, %tid.x;", "=r", /*hasSideEffects=*/true));
   }
   llvm::Value* program_id(llvm::IRBuilder<>& b, int axis) const override {
     return call_intrinsic(b, ctaid_intrinsic(axis));

@@ -33,9 +33,11 @@ void KernelLowering::stage_in_shared(const ir::Value* v, llvm::Value* base, cons
   const I esz = ir::dtype_bytes(t.dtype);
   const I run = tile.contiguous_dim == 1 ? analysis::row_run(t) : 1;
   const Elems& elems = get(v);
-  for (I k = 0; k < static_cast<I>(elems.size()); k += run) {
-    auto coords = element_coords(t, k);
-    llvm::Value* ptr = b_.CreateGEP(b_.getInt8Ty(), base, shared_tile_offset(tile, coords[0], coords[1]));
+  std::vector<I> firsts;
+  for (I k = 0; k < static_cast<I>(elems.size()); k += run) firsts.push_back(k);
+  const auto offset_of = shared_element_offsets(t, tile, firsts);
+  for (I k : firsts) {
+    llvm::Value* ptr = b_.CreateGEP(b_.getInt8Ty(), base, offset_of(k));
     if (run == 1) {
       b_.CreateStore(elems[k], ptr);
       continue;
@@ -89,10 +91,8 @@ void KernelLowering::lower_async_load(const Op& op) {
   llvm::Type* elem = scalar_type(t.element());
   const Elems& ptrs = get(op.operands[0]);
   const Elems& mask = get(op.operands[1]);
-  auto shared_at = [&](I k) {
-    auto rc = element_coords(t, k);
-    return b_.CreateGEP(b_.getInt8Ty(), base, shared_tile_offset(tile, rc[0], rc[1]));
-  };
+  std::function<llvm::Value*(I)> offset_of;  // made in the copying block, where its first offset is used
+  auto shared_at = [&](I k) { return b_.CreateGEP(b_.getInt8Ty(), base, offset_of(k)); };
   // Where the layout repeats the tile over threads, only the first copy's threads copy: two
   // asynchronous writes of one address are a race (compute-sanitizer's racecheck reports it), even
   // with the same bytes, and a repeat must not zero-fill either.
@@ -109,9 +109,20 @@ void KernelLowering::lower_async_load(const Op& op) {
   // element.
   const auto layout_dist = analysis::distribute(t);
   const bool runs_along_rows = layout_dist.slice_dim < 0 && layout_dist.layout.order[0] == tile.contiguous_dim;
-  for (const auto& g : access_groups(op, op.operands[1])) {
+  const auto groups = access_groups(op, op.operands[1]);
+  auto one_copy = [&](const std::vector<I>& g) {
     const I bytes = static_cast<I>(g.size()) * esz;
-    if (runs_along_rows && (bytes == 4 || bytes == 8 || bytes == 16)) {
+    return runs_along_rows && (bytes == 4 || bytes == 8 || bytes == 16);
+  };
+  std::vector<I> slots;  // the elements whose shared addresses the copies below take
+  for (const auto& g : groups) {
+    if (one_copy(g)) slots.push_back(g[0]);
+    else slots.insert(slots.end(), g.begin(), g.end());
+  }
+  offset_of = shared_element_offsets(t, tile, slots);
+  for (const auto& g : groups) {
+    const I bytes = static_cast<I>(g.size()) * esz;
+    if (one_copy(g)) {
       target_.async_copy(b_, shared_at(g[0]), ptrs[static_cast<std::size_t>(g[0])], static_cast<int>(bytes),
                          mask[static_cast<std::size_t>(g[0])]);
       continue;

@@ -83,12 +83,14 @@ llvm::Value* KernelLowering::warp_id() {
 
 llvm::Value* KernelLowering::warp_coord(const ir::Layout& l, int d) {
   llvm::Value* warp = warp_id();
-  llvm::IRBuilder<> pb(fn_->getEntryBlock().getTerminator());
+  llvm::IRBuilder<> pb(ctx_);
+  position_for_indices(pb);
   return coordinate(pb, warp, l.warps_per_cta, l.order, d);
 }
 
 llvm::Value* KernelLowering::lane_coord(const ir::Layout& l, int d) {
-  llvm::IRBuilder<> pb(fn_->getEntryBlock().getTerminator());
+  llvm::IRBuilder<> pb(ctx_);
+  position_for_indices(pb);
   return coordinate(pb, pb.CreateURem(tid_, pb.getInt32(target_.warp_size())), l.threads_per_warp, l.order, d);
 }
 

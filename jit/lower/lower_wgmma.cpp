@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "jit/lower/lowering.hpp"
 #include "tessera/error.hpp"
@@ -80,6 +81,64 @@ llvm::Value* KernelLowering::shared_tile_offset(const SharedTile& s, llvm::Value
   linear = b_.CreateAdd(linear, b_.CreateMul(b_.CreateURem(inner, i32(b_, per_block)), i32(b_, s.esz)));
   llvm::Value* chunk_bits = b_.CreateAnd(b_.CreateLShr(linear, i32(b_, 3)), i32(b_, (s.swizzle / 16 - 1) << 4));
   return b_.CreateXor(linear, chunk_bits);
+}
+
+std::optional<I> KernelLowering::shared_tile_shift(const SharedTile& s, I d_row, I d_col) const {
+  if (s.swizzle == 0) return (d_row * s.row_stride + d_col) * s.esz;
+  I d_outer = s.contiguous_dim == 1 ? d_row : d_col;
+  const I d_inner = s.contiguous_dim == 1 ? d_col : d_row;
+  const I outer_extent = s.contiguous_dim == 1 ? s.rows : s.cols;
+  const I per_block = s.swizzle / s.esz;
+  // wgmma_row moves a row by d when d is a whole number of its (r, warp, h) periods, 16 * W rows:
+  // then only s changes, and by d / (16 W) slabs of W / 4 warpgroups of 64 rows, which is d.
+  if (s.permute_rows_for_warps && d_outer % (16 * s.permute_rows_for_warps) != 0) return std::nullopt;
+  if (d_inner % per_block != 0) return std::nullopt;
+  // The swizzle xors bits [4, 4 + log2(swizzle / 16)) with the linear offset's bits 3 higher: a
+  // linear shift that is a multiple of 8 * swizzle leaves those bits alone and commutes with it.
+  const I linear = (d_inner / per_block) * outer_extent * s.swizzle + d_outer * s.swizzle;
+  if (linear % (8 * s.swizzle) != 0) return std::nullopt;
+  return linear;
+}
+
+std::function<llvm::Value*(I)> KernelLowering::shared_element_offsets(const ir::Type& t, const SharedTile& tile,
+                                                                      const std::vector<I>& slots) {
+  const auto dist = analysis::distribute(t);
+  // A layout wider than the tile wraps its coordinates (element_coords): no common translation.
+  const bool wraps = dist.slice_dim >= 0 || dist.cta_tile[0] > dist.shape[0] || dist.cta_tile[1] > dist.shape[1];
+  auto full = [this, &t, tile](I k) {
+    auto rc = element_coords(t, k);
+    return shared_tile_offset(tile, rc[0], rc[1]);
+  };
+  if (wraps) return full;
+  // Anchors: elements whose offsets are computed in full, here, where they dominate every use;
+  // every other element is a constant shift from one of them (A's rows 32 apart are not a whole
+  // 16 W-row period of wgmma's row permutation, but rows 64 apart are: two anchors serve four).
+  struct Shifted {
+    llvm::Value* anchor;
+    I shift;
+  };
+  struct Anchor {
+    I row, col;
+    llvm::Value* offset;
+  };
+  std::vector<Anchor> anchors;
+  std::vector<Shifted> shifted(static_cast<std::size_t>(dist.num_slots()));
+  for (I k : slots) {
+    const auto c = dist.slot_coords(k);
+    const I row = dist.offset(0, c[0]), col = dist.offset(1, c[1]);
+    Shifted& e = shifted[static_cast<std::size_t>(k)];
+    for (const Anchor& a : anchors)
+      if (const auto shift = shared_tile_shift(tile, row - a.row, col - a.col)) {
+        e = {a.offset, *shift};
+        break;
+      }
+    if (!e.anchor) anchors.push_back({row, col, e.anchor = full(k)});
+  }
+  return [this, shifted = std::move(shifted)](I k) -> llvm::Value* {
+    const Shifted& e = shifted.at(static_cast<std::size_t>(k));
+    if (!e.anchor) throw InternalError(fmt::format("lowering: shared offset of slot {}, not among those asked for", k));
+    return e.shift == 0 ? e.anchor : b_.CreateAdd(e.anchor, i32(b_, e.shift));
+  };
 }
 
 void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Value* b_smem) {

@@ -127,8 +127,8 @@ const std::vector<llvm::Value*>& KernelLowering::thread_base(const ir::Type& t) 
   std::string key = ir::to_string(dist.layout);
   auto it = bases_.find(key);
   if (it != bases_.end()) return it->second;
-  // Emit in the prologue, before its branch.
-  llvm::IRBuilder<> pb(fn_->getEntryBlock().getTerminator());
+  llvm::IRBuilder<> pb(ctx_);
+  position_for_indices(pb);
   const auto& l = dist.layout;
   llvm::Value* lane = pb.CreateURem(tid_, pb.getInt32(target_.warp_size()));
   llvm::Value* warp = pb.CreateUDiv(tid_, pb.getInt32(target_.warp_size()));
@@ -142,6 +142,17 @@ const std::vector<llvm::Value*>& KernelLowering::thread_base(const ir::Type& t) 
     base[o] = pb.CreateMul(pos, pb.getInt32(l.size_per_thread[o]));
   }
   return bases_[key] = base;
+}
+
+void KernelLowering::position_for_indices(llvm::IRBuilder<>& pb) const {
+  if (!epoch_tid_) return pb.SetInsertPoint(fn_->getEntryBlock().getTerminator());  // before the prologue's branch
+  pb.SetInsertPoint(epoch_tid_->getParent(), std::next(epoch_tid_->getIterator()));
+}
+
+void KernelLowering::start_index_epoch() {
+  tid_ = target_.thread_id_unshared(b_);
+  epoch_tid_ = llvm::dyn_cast<llvm::Instruction>(tid_);
+  bases_.clear();
 }
 
 const Elems& KernelLowering::get(const ir::Value* v) const {
@@ -280,11 +291,15 @@ void KernelLowering::lower_for(const Op& op) {
   // The accumulators of wgmmas left in flight by the last iteration (lower_wgmma.cpp) are read
   // after their wait only.
   const ir::Op* yield = body.terminator();
+  bool has_dot = false;
   for (const auto& o : body.ops) {
+    has_dot |= o->kind == OpKind::Dot;
     if (!analysis::wgmma_in_flight(*o)) continue;
     for (std::size_t c = 0; c < yield->operands.size(); ++c)
       if (yield->operands[c] == o->result()) set(op.result(static_cast<int>(c)), target_.wgmma_wait(b_, get(op.result(static_cast<int>(c))), 0));
   }
+  // Only at the top level: the exit then dominates everything lowered after it.
+  if (has_dot && op.parent == &m_.entry()) start_index_epoch();
 }
 
 void KernelLowering::lower_if(const Op& op) {

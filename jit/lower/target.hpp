@@ -31,6 +31,10 @@ class Target {
 
   // Special registers and synchronization, emitted at the builder's insertion point.
   virtual llvm::Value* thread_id(llvm::IRBuilder<>& b) const = 0;           // i32, x only
+  // The thread id again, as a value that no optimization merges with an earlier read: index
+  // arithmetic computed from it after a loop is not shared with the same arithmetic before the
+  // loop, which would keep it live through the loop (KernelLowering::start_index_epoch).
+  virtual llvm::Value* thread_id_unshared(llvm::IRBuilder<>& b) const { return thread_id(b); }
   virtual llvm::Value* program_id(llvm::IRBuilder<>& b, int axis) const = 0; // i32
   virtual llvm::Value* num_programs(llvm::IRBuilder<>& b, int axis) const = 0;
   virtual void barrier(llvm::IRBuilder<>& b) const = 0;

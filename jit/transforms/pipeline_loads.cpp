@@ -150,19 +150,39 @@ class LoopPipeliner {
   }
 
   // iv + j * step as the iv's type (it may wrap: only used where `in range` holds), and whether
-  // it is below ub, computed in 64 bits.
-  std::pair<Value*, Value*> iteration(ir::Builder& b, Value* iv, int j) {
-    Value* lb_or_iv = iv;
+  // it is below ub: `iv < bound` where the caller computed `bound` before the loop (see
+  // narrow_bound), else in 64 bits.
+  std::pair<Value*, Value*> iteration(ir::Builder& b, Value* iv, int j, Value* bound = nullptr) {
     Value* step = loop_.operands[2];
     Value* ub = loop_.operands[1];
     const ir::Type i64 = ir::Type::scalar(ir::DType::I64);
     Value* offset = j == 1 ? step : b.create1(OpKind::Mul, {step, b.int_constant(step->type.dtype, j)}, step->type);
-    Value* at = j == 0 ? lb_or_iv : b.create1(OpKind::Add, {lb_or_iv, offset}, lb_or_iv->type);
-    Value* wide = b.create1(OpKind::Cast, {lb_or_iv}, i64);
+    Value* at = j == 0 ? iv : b.create1(OpKind::Add, {iv, offset}, iv->type);
+    if (bound) return {at, b.create1(OpKind::CmpLt, {iv, bound}, ir::Type::scalar(ir::DType::I1))};
+    Value* wide = b.create1(OpKind::Cast, {iv}, i64);
     if (j != 0)
       wide = b.create1(OpKind::Add, {wide, b.create1(OpKind::Mul, {b.create1(OpKind::Cast, {step}, i64), b.int_constant(ir::DType::I64, j)}, i64)}, i64);
     Value* in_range = b.create1(OpKind::CmpLt, {wide, b.create1(OpKind::Cast, {ub}, i64)}, ir::Type::scalar(ir::DType::I1));
     return {at, in_range};
+  }
+
+  // For an induction variable narrower than 64 bits, the bound B with iv + j * step < ub exactly
+  // when iv < B: ub - j * step in 64 bits, raised to the type's least value (no iv is below it)
+  // and narrowed, which is exact as step > 0. Computed once before the loop, so that the loop
+  // compares two 32-bit registers instead of carrying a 64-bit sum and bound (4 registers beside
+  // the accumulators, measured in the matmul's K loop). nullptr for 64-bit induction variables.
+  Value* narrow_bound(ir::Builder& b, int j) {
+    const ir::DType t = loop_.operands[0]->type.dtype;
+    if (ir::dtype_bytes(t) >= 8) return nullptr;
+    const ir::Type i64 = ir::Type::scalar(ir::DType::I64);
+    Value* step = loop_.operands[2];
+    Value* ub = loop_.operands[1];
+    const std::int64_t least = !ir::is_unsigned(t) ? -(std::int64_t{1} << (8 * ir::dtype_bytes(t) - 1)) : 0;
+    Value* wide = b.create1(OpKind::Sub, {b.create1(OpKind::Cast, {ub}, i64),
+                                          b.create1(OpKind::Mul, {b.create1(OpKind::Cast, {step}, i64), b.int_constant(ir::DType::I64, j)}, i64)},
+                            i64);
+    wide = b.create1(OpKind::Max, {wide, b.int_constant(ir::DType::I64, least)}, i64);
+    return b.create1(OpKind::Cast, {wide}, loop_.operands[0]->type);
   }
 
   // Loads `depth` iterations ahead: a prologue loads iterations 0 .. depth-1, the loop carries
@@ -175,6 +195,7 @@ class LoopPipeliner {
     ir::Block& outer = *loop_.parent;
     Value* lb = loop_.operands[0];
     ir::Block scratch;
+    Value* body_bound = nullptr;
     auto mark = [&](Op* l, std::size_t which, int slot) {
       if (rings.empty()) return;
       l->attrs["async_ring"] = std::int64_t{rings[which]};
@@ -183,6 +204,7 @@ class LoopPipeliner {
     {
       ir::Builder b(&scratch);
       b.set_loc(loads[0]->loc);
+      body_bound = narrow_bound(b, depth);
       for (int j = 0; j < depth; ++j) {
         auto [at, in_range] = iteration(b, lb, j);
         for (std::size_t l = 0; l < loads.size(); ++l) {
@@ -204,7 +226,7 @@ class LoopPipeliner {
     for (std::size_t l = 0; l < loads.size(); ++l) {
       ir::Builder b(&scratch);
       b.set_loc(loads[l]->loc);
-      auto [at, in_range] = iteration(b, body_.args[0].get(), depth);
+      auto [at, in_range] = iteration(b, body_.args[0].get(), depth, body_bound);
       Op* n = clone_load(scratch, *loads[l], at, in_range);
       mark(n, l, -1);
       next[l] = n->result();

@@ -27,7 +27,8 @@ namespace tessera::transforms {
 // Only loads whose address, mask and `other` depend on the induction variable and on values
 // defined outside the loop (not on carried values or on memory written in the loop: a loop that
 // stores or runs atomics is left alone), in loops with a positive constant step. `iv + j*s < ub`
-// is computed in 64 bits, so prefetches past the end are masked off even where the i32 wraps.
+// is computed exactly (in 64 bits; in the loop as iv < a bound computed before it), so
+// prefetches past the end are masked off even where the i32 wraps.
 void pipeline_dot_loads(ir::Module& m);
 
 }  // namespace tessera::transforms

@@ -8,6 +8,9 @@
 //   tessera_bench_matmul compile    cold compile and autotuning times (fresh TESSERA_CACHE_DIR)
 //   tessera_bench_matmul one DTYPE M N K BM BN BK WARPS STAGES
 //                                   one shape (bf16 or fp16) and one configuration, for a profiler
+//   tessera_bench_matmul ptx DTYPE M N K BM BN BK WARPS STAGES ARCH
+//                                   that kernel's PTX for ARCH (sm_80, sm_90a) on stdout, no GPU
+//                                   needed (ptxas -v on it gives the registers the GPU would use)
 #include <tessera/tessera.hpp>
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -145,9 +149,36 @@ void bench_compile_and_autotune(tessera::cuda::CudaDriver& drv) {
   if (bad) ++g_failed;
 }
 
+// The PTX `one` would run, compiled for `arch` without a GPU: host pointers aligned as the
+// device's allocations are (16 bytes and more) give the same specialization.
+template <class T>
+int print_ptx(const std::string& arch, std::int64_t m, std::int64_t n, std::int64_t k, const ex::MatmulConfig& cfg) {
+  static auto matmul = ex::make_matmul<T, T>("matmul");
+  std::vector<T> a(16), b(16), c(16);
+  const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
+  const auto art = std::apply(
+      [&](auto... sc) { return matmul.warmup(arch, ex::matmul_options(s, cfg), std::span<T>(a), std::span<T>(b), std::span<T>(c), sc...); },
+      ex::matmul_scalars(s));
+  std::fwrite(art.data.data(), 1, art.data.size(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 12 && std::string(argv[1]) == "ptx") {
+    const std::string dtype = argv[2];
+    auto num = [&](int i) { return std::stoll(argv[i]); };
+    const auto cfg = cfg_of(num(6), num(7), num(8), static_cast<int>(num(9)), static_cast<int>(num(10)));
+    try {
+      if (dtype == "bf16") return print_ptx<ts::bfloat16>(argv[11], num(3), num(4), num(5), cfg);
+      if (dtype == "fp16") return print_ptx<ts::half>(argv[11], num(3), num(4), num(5), cfg);
+      return std::fprintf(stderr, "bench_matmul ptx: dtype %s is not bf16 or fp16\n", dtype.c_str()), 2;
+    } catch (const ts::Error& e) {
+      std::fprintf(stderr, "bench_matmul: %s\n", e.what());
+      return 1;
+    }
+  }
   if (argc > 1 && std::string(argv[1]) == "compile") {
     try {
       auto& drv = tessera::cuda::CudaDriver::require();
