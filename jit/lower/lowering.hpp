@@ -164,7 +164,7 @@ class KernelLowering {
   // After a top-level loop that holds a dot: index arithmetic from here on starts from a new
   // thread-id read, so that the epilogue's addresses are not the prologue's values kept live
   // beside the accumulators through the loop (LLVM merges equal expressions: a B row k0 + r of
-  // the prologue's copies is the C row 32 + r of the epilogue). Measured: 198 -> ... registers for
+  // the prologue's copies is the C row 32 + r of the epilogue). Measured: 198 -> 168 registers for
   // the 4-warp 128 x 128 x 32 matmul (ptxas -v).
   void start_index_epoch();
   llvm::Value* warp_id_ = nullptr;
