@@ -78,18 +78,20 @@ bool wgmma_in_flight(const Op& dot) {
   ir::walk(body, [&](const Op& o) {
     for (const ir::Value* v : o.operands) acc_uses += v == acc, result_uses += v == dot.result();
   });
-  if (acc_uses != 1 || result_uses != 1) return false;
+  return acc_uses == 1 && result_uses == 1;
+}
+
+bool wgmma_spare_stage(const Op& dot) {
+  if (!wgmma_in_flight(dot)) return false;
   // The extra stage must not cost a resident program per SM (Hopper: 228 KB of shared memory per
-  // SM, 1 KB of it reserved per program): where it would (two 96 KB rings fit, two 128 KB ones do
-  // not), the other program's wgmmas overlap this one's copies anyway, and waiting for each K
-  // step's wgmmas measured faster on the H200 (notes/tensor-cores.md).
+  // SM, 1 KB of it reserved per program): two 96 KB rings fit, two 128 KB ones do not.
   const I stages = dot.int_attr("async_stages"), stage = dot_stage_bytes(dot, 0) + dot_stage_bytes(dot, 1);
   constexpr I kSharedPerSm = 228 * 1024, kReservedPerProgram = 1024;
   auto programs = [&](I n) { return kSharedPerSm / (n * stage + kReservedPerProgram); };
   return programs(stages + 1) == programs(stages);
 }
 
-I dot_ring_stages(const Op& dot) { return dot.int_attr("async_stages") + (wgmma_in_flight(dot) ? 1 : 0); }
+I dot_ring_stages(const Op& dot) { return dot.int_attr("async_stages") + (wgmma_spare_stage(dot) ? 1 : 0); }
 
 I convert_row_pad(const Op& convert) {
   const ir::Type& src = convert.operands.at(0)->type;

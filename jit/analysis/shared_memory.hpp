@@ -49,12 +49,16 @@ std::int64_t dot_stage_bytes(const ir::Op& dot, int operand);
 // An asynchronous wgmma dot whose accumulator is only carried around its loop (the loop's block
 // argument feeds nothing but the dot, the dot's result nothing but the yield): its wgmmas stay in
 // flight into the next iteration (wait_group 1 after each, wait_group 0 after the loop), as
-// Triton's and CUTLASS's mainloops keep them. Its ring then has one stage more than num_stages:
-// the copies of iteration i go to the stage of iteration i - 2, which every warpgroup finished
-// reading before the barrier of iteration i (another warpgroup may still be reading i - 1's).
-// Only where that stage leaves as many programs resident per SM as before.
+// Triton's and CUTLASS's mainloops keep them. The copies of iteration i go to the stage of
+// iteration i - 1 (i - 2 with a spare stage), whose wgmmas may still run in another warpgroup:
 bool wgmma_in_flight(const ir::Op& dot);
-// The stages of an asynchronous dot's ring: async_stages, plus one when wgmma_in_flight.
+// - with a spare stage (the ring one stage longer than num_stages, where that leaves as many
+//   programs resident per SM), every warpgroup finished reading i - 2's stage before the barrier
+//   at the top of iteration i;
+// - without, a second barrier after the wait_group 1 of iteration i (every warpgroup is then done
+//   with i - 1's) precedes the copies, as Triton's mainloop has (lower_wgmma.cpp).
+bool wgmma_spare_stage(const ir::Op& dot);
+// The stages of an asynchronous dot's ring: async_stages, plus one with wgmma_spare_stage.
 std::int64_t dot_ring_stages(const ir::Op& dot);
 // A conversion (convert_layout) writes each element at its row-major index, rows padded. Where
 // both layouts hold runs of two or more elements along the last dim (row_run) and a row is whole

@@ -206,9 +206,12 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   target_.wgmma_commit(b_);
   if (analysis::wgmma_in_flight(op)) {
     // This iteration's wgmmas run on while the next one's copies are issued: wait only for the
-    // previous iteration's (its stage is refilled two iterations later, see wgmma_in_flight).
-    // The accumulators are not read before the wait_group 0 after the loop (lower_for).
+    // previous iteration's. Without a spare stage the copies after this dot refill that
+    // iteration's stage: a barrier first, so that every warpgroup is done reading it
+    // (wgmma_spare_stage). The accumulators are not read before the wait_group 0 after the loop
+    // (lower_for).
     target_.wgmma_wait(b_, {}, 1);
+    if (!analysis::wgmma_spare_stage(op)) target_.barrier(b_);
     set(op.result(), std::move(acc));
     return;
   }

@@ -246,11 +246,11 @@ std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages, bool
 
 }  // namespace
 
-TEST_CASE("wgmma dots: dense 1024-aligned stages, one more in flight only where it keeps the programs per SM",
+TEST_CASE("wgmma dots: dense 1024-aligned stages, in flight, a spare stage only where it keeps the programs per SM",
           "[shared_memory][wgmma]") {
   struct Case {
     int m, n, k, stages;
-    bool in_flight;
+    bool spare;
   };
   // 64x64x64: a 16 KB stage; 3 stages leave room for four programs per SM (228 KB), 4 for three.
   // 64x256x64: a 40 KB stage; one program per SM either way.
@@ -264,8 +264,9 @@ TEST_CASE("wgmma dots: dense 1024-aligned stages, one more in flight only where 
     REQUIRE(analysis::is_async_dot(dot));
     CHECK(analysis::dot_stage_bytes(dot, 0) == std::int64_t{c.m} * c.k * 2);  // no row padding
     CHECK(analysis::dot_stage_bytes(dot, 1) == std::int64_t{c.k} * c.n * 2);
-    CHECK(analysis::wgmma_in_flight(dot) == c.in_flight);
-    const std::int64_t ring = c.stages + (c.in_flight ? 1 : 0);
+    CHECK(analysis::wgmma_in_flight(dot));
+    CHECK(analysis::wgmma_spare_stage(dot) == c.spare);
+    const std::int64_t ring = c.stages + (c.spare ? 1 : 0);
     CHECK(analysis::dot_ring_stages(dot) == ring);
     CHECK(analysis::shared_bytes(dot) == ring * (analysis::dot_stage_bytes(dot, 0) + analysis::dot_stage_bytes(dot, 1)));
     analysis::SharedMemoryPlan plan(*m);
