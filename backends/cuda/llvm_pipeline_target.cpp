@@ -18,7 +18,6 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
-#include <llvm/Transforms/Scalar/Sink.h>
 #include <llvm/TargetParser/Triple.h>
 
 #include "tessera/error.hpp"
@@ -71,7 +70,6 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::SinkingPass()));
   mpm.run(m, mam);
 }
 

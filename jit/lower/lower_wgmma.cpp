@@ -85,7 +85,7 @@ llvm::Value* KernelLowering::shared_tile_offset(const SharedTile& s, llvm::Value
 
 std::optional<I> KernelLowering::shared_tile_shift(const SharedTile& s, I d_row, I d_col) const {
   if (s.swizzle == 0) return (d_row * s.row_stride + d_col) * s.esz;
-  I d_outer = s.contiguous_dim == 1 ? d_row : d_col;
+  const I d_outer = s.contiguous_dim == 1 ? d_row : d_col;
   const I d_inner = s.contiguous_dim == 1 ? d_col : d_row;
   const I outer_extent = s.contiguous_dim == 1 ? s.rows : s.cols;
   const I per_block = s.swizzle / s.esz;
