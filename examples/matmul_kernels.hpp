@@ -7,6 +7,7 @@
 #include <tessera/tessera.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -33,9 +34,17 @@ inline std::pair<ts::Int, ts::Int> grouped_tile(const ts::Int& m, const ts::Int&
   return {first_pid_m + (pid % num_pid_in_group) % group_size_m, (pid % num_pid_in_group) / group_size_m};
 }
 
+// acc + a·b, float operands multiplied with input precision P (the other types have no choice).
+template <ts::InputPrecision P, class In>
+auto dot_with(const ts::Tile<In>& a, const ts::Tile<In>& b, const ts::Tile<ts::dot_accumulator_t<In>>& acc,
+              const ts::Loc& loc = ts::Loc::current()) {
+  if constexpr (std::is_same_v<In, float>) return ts::dot(a, b, acc, P, loc);
+  else return ts::dot(a, b, acc, loc);
+}
+
 // acc = A[rows, :]·B[:, cols] over K in BLOCK_K steps, rows and columns past the edges and K past
 // its end masked to 0: the main loop of every matmul below.
-template <class In>
+template <class In, ts::InputPrecision P = ts::InputPrecision::tf32>
 auto accumulate_product(const ts::Ptr<In>& a, const ts::Ptr<In>& b, const ts::Int& m, const ts::Int& n, const ts::Int& k,
                         const ts::Int& stride_am, const ts::Int& stride_ak, const ts::Int& stride_bk,
                         const ts::Int& stride_bn, const ts::Int& rows, const ts::Int& cols, int BK) {
@@ -45,13 +54,14 @@ auto accumulate_product(const ts::Ptr<In>& a, const ts::Ptr<In>& b, const ts::In
     auto ks = k0 + offs_k;
     auto a_tile = ts::load(a + rows.col() * stride_am + ks.row() * stride_ak, (rows.col() < m) & (ks.row() < k), 0);
     auto b_tile = ts::load(b + ks.col() * stride_bk + cols.row() * stride_bn, (ks.col() < k) & (cols.row() < n), 0);
-    acc = ts::dot(a_tile, b_tile, acc);
+    acc = dot_with<P>(a_tile, b_tile, acc);
   });
   return acc;
 }
 
-// In: the operands' element type (half, bfloat16, float, int8_t); Out: C's.
-template <class In, class Out>
+// In: the operands' element type (half, bfloat16, float, int8_t); Out: C's; P: how float operands
+// are multiplied (Triton's input_precision; tf32 by default, as Triton's).
+template <class In, class Out, ts::InputPrecision P = ts::InputPrecision::tf32>
 auto make_matmul(const char* name = "matmul") {
   return ts::kernel(name, [](ts::Ptr<In> a, ts::Ptr<In> b, ts::Ptr<Out> c, ts::Int m, ts::Int n, ts::Int k,
                              ts::Int stride_am, ts::Int stride_ak, ts::Int stride_bk, ts::Int stride_bn,
@@ -64,7 +74,7 @@ auto make_matmul(const char* name = "matmul") {
     // loads would not be vectorized.
     auto rows = pid_m * BM + ts::arange(0, BM);
     auto cols = pid_n * BN + ts::arange(0, BN);
-    auto acc = accumulate_product<In>(a, b, m, n, k, stride_am, stride_ak, stride_bk, stride_bn, rows, cols, BK);
+    auto acc = accumulate_product<In, P>(a, b, m, n, k, stride_am, stride_ak, stride_bk, stride_bn, rows, cols, BK);
     auto mask = (rows.col() < m) & (cols.row() < n);
     ts::store(c + rows.col() * stride_cm + cols.row() * stride_cn, acc.template to<Out>(), mask);
   });
@@ -204,15 +214,28 @@ inline auto matmul_scalars(const MatmulShape& s) {
                          i(s.stride_cm), i(s.stride_cn));
 }
 
-// C = A·B in double (floats) or int64 (ints), elements read through the strides.
+// f rounded to tf32 (10 mantissa bits) to nearest, ties away from zero, as the tensor cores' tf32
+// operands are (cvt.rna.tf32.f32); infinities and NaNs unchanged.
+inline float round_to_tf32(float f) {
+  std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
+  if ((bits & 0x7f800000u) != 0x7f800000u) bits = (bits + 0x1000u) & 0xffffe000u;
+  return std::bit_cast<float>(bits);
+}
+
+// C = A·B in double (floats) or int64 (ints), elements read through the strides; with `tf32`, the
+// float operands rounded to tf32 first, as input precision tf32 multiplies them.
 template <class In>
-std::vector<double> matmul_reference(std::span<const In> a, std::span<const In> b, const MatmulShape& s) {
+std::vector<double> matmul_reference(std::span<const In> a, std::span<const In> b, const MatmulShape& s,
+                                     bool tf32 = false) {
+  auto value = [tf32](In x) {
+    const float f = static_cast<float>(x);
+    return static_cast<double>(tf32 ? round_to_tf32(f) : f);
+  };
   std::vector<double> c(static_cast<std::size_t>(s.m * s.n));
   for (std::int64_t i = 0; i < s.m; ++i)
     for (std::int64_t p = 0; p < s.k; ++p) {
-      const double x = static_cast<double>(static_cast<float>(a[i * s.stride_am + p * s.stride_ak]));
-      for (std::int64_t j = 0; j < s.n; ++j)
-        c[i * s.n + j] += x * static_cast<double>(static_cast<float>(b[p * s.stride_bk + j * s.stride_bn]));
+      const double x = value(a[i * s.stride_am + p * s.stride_ak]);
+      for (std::int64_t j = 0; j < s.n; ++j) c[i * s.n + j] += x * value(b[p * s.stride_bk + j * s.stride_bn]);
     }
   return c;
 }

@@ -185,11 +185,14 @@ class NvptxTarget final : public lower::Target {
     for (unsigned i = 0; i < 4; ++i) out.push_back(b.CreateExtractValue(r, {i}));
     return out;
   }
-  std::vector<llvm::Value*> mma_m16n8k16(llvm::IRBuilder<>& b, bool bf16, const std::vector<llvm::Value*>& a,
-                                         const std::vector<llvm::Value*>& bm,
-                                         const std::vector<llvm::Value*>& c) const override {
-    // f16 takes <2 x half> operands, bf16 i32 ones: cast each to what the intrinsic declares.
-    const auto id = bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
+  std::vector<llvm::Value*> mma_m16n8(llvm::IRBuilder<>& b, MmaType type, const std::vector<llvm::Value*>& a,
+                                      const std::vector<llvm::Value*>& bm,
+                                      const std::vector<llvm::Value*>& c) const override {
+    // f16 takes <2 x half> operands, the others i32 ones: cast each to what the intrinsic declares.
+    llvm::Intrinsic::ID id = llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
+    if (type == MmaType::BF16) id = llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16;
+    if (type == MmaType::TF32) id = llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32;
+    if (type == MmaType::S8) id = llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8;
     llvm::Function* f = llvm::Intrinsic::getOrInsertDeclaration(b.GetInsertBlock()->getModule(), id);
     std::vector<llvm::Value*> args;
     for (auto* v : a) args.push_back(v);
@@ -200,6 +203,9 @@ class NvptxTarget final : public lower::Target {
     std::vector<llvm::Value*> d;
     for (unsigned i = 0; i < 4; ++i) d.push_back(b.CreateExtractValue(r, {i}));
     return d;
+  }
+  llvm::Value* round_to_tf32(llvm::IRBuilder<>& b, llvm::Value* f32) const override {
+    return b.CreateBitCast(b.CreateIntrinsic(llvm::Intrinsic::nvvm_f2tf32_rna, {}, {f32}), b.getFloatTy());
   }
 
   std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, const Wgmma& shape, llvm::Value* desc_a, llvm::Value* desc_b,

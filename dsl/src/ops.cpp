@@ -158,7 +158,7 @@ ir::Value* emit_fma(ir::Value* a, ir::Value* b, ir::Value* c, DType compute, con
   return bld.create1(OpKind::Fma, {a, b, c}, ir::Type::scalar(compute).with_shape(shape));
 }
 
-ir::Value* emit_dot(ir::Value* a, ir::Value* b, ir::Value* acc, const Loc& loc) {
+ir::Value* emit_dot(ir::Value* a, ir::Value* b, ir::Value* acc, int input_precision, const Loc& loc) {
   const Shape &sa = a->type.shape, &sb = b->type.shape;
   if (sa.size() != 2 || sb.size() != 2)
     program_error(loc, fmt::format("dot needs 2-D tiles, got {} and {}", shape_str(sa), shape_str(sb)));
@@ -185,7 +185,13 @@ ir::Value* emit_dot(ir::Value* a, ir::Value* b, ir::Value* acc, const Loc& loc) 
       program_error(loc, fmt::format("dot of {} operands accumulates in {}, got a {} accumulator", ir::dtype_name(in),
                                      ir::dtype_name(acc_type), ir::dtype_name(acc->type.dtype)));
   }
-  return bld.create1(OpKind::Dot, {a, b, acc}, ir::Type::scalar(acc_type).with_shape(out));
+  std::map<std::string, ir::Attr> attrs;
+  if (in == DType::F32) {  // the verifier wants it on f32 operands only (ops.def)
+    static constexpr const char* kPrecisions[] = {"tf32", "tf32x3", "ieee"};
+    if (input_precision < -1 || input_precision > 2) program_error(loc, fmt::format("dot: no input precision {}", input_precision));
+    attrs["input_precision"] = std::string(kPrecisions[input_precision < 0 ? 0 : input_precision]);
+  }
+  return bld.create1(OpKind::Dot, {a, b, acc}, ir::Type::scalar(acc_type).with_shape(out), std::move(attrs));
 }
 
 ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc& loc) {

@@ -14,8 +14,14 @@ ir::Layout default_blocked_layout(const std::vector<I>& shape, int num_warps, in
 }
 
 bool dot_uses_mma(const ir::Op& dot, int warp_size) {
-  const ir::DType d = dot.operands.at(0)->type.dtype;
-  return warp_size == 32 && (d == ir::DType::F16 || d == ir::DType::BF16);
+  if (warp_size != 32) return false;
+  switch (dot.operands.at(0)->type.dtype) {
+    case ir::DType::F16:
+    case ir::DType::BF16: return true;
+    case ir::DType::I8: return dot.operands.at(0)->type.shape.at(1) % 32 == 0;  // m16n8k32
+    case ir::DType::F32: return dot.string_attr("input_precision") != "ieee";
+    default: return false;
+  }
 }
 
 ir::Layout mma_v2_layout(const std::vector<I>& shape, int num_warps) {
@@ -49,6 +55,9 @@ TargetInfo target_info(const std::string& target_name) {
 bool wgmma_eligible(const ir::Op& dot, int num_warps, int warp_size) {
   if (!dot_uses_mma(dot, warp_size) || num_warps % 4 != 0) return false;
   const auto& a = dot.operands.at(0)->type;
+  // tf32 and s8 wgmma read both operands K-major only (no transpose for 32- and 8-bit elements):
+  // not lowered yet, so those dots stay on mma.sync (notes/tensor-cores.md).
+  if (ir::dtype_bytes(a.dtype) != 2) return false;
   const auto& b = dot.operands.at(1)->type;
   const I m = a.shape[0], k = a.shape[1], n = b.shape[1];
   return m % (16 * num_warps) == 0 && k % 16 == 0 && n % 16 == 0 && n <= 256;

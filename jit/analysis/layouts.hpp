@@ -33,8 +33,9 @@ ir::Layout blocked_layout(const std::vector<std::int64_t>& shape, int num_warps,
 
 ir::Layout slice_layout(const ir::Layout& parent, int dim);
 
-// Whether `dot` runs on mma.sync m16n8k16 tensor-core instructions (f16 or bf16 operands, warps of
-// 32) rather than as fma loops from shared memory (every other case: f32, i8, warps of 64).
+// Whether `dot` runs on mma.sync m16n8 tensor-core instructions (warps of 32; f16 or bf16 operands,
+// k16; f32 with input_precision tf32 or tf32x3, k8; i8 with K a multiple of 32, k32) rather than as fma loops from shared
+// memory (f32 "ieee", warps of 64).
 bool dot_uses_mma(const ir::Op& dot, int warp_size);
 // The layout of an mma.sync m16n8 accumulator of an M x N tile (M, N >= 16, powers of two) as a
 // blocked layout: size_per_thread [1,2], threads_per_warp [8,4], warps_per_cta [Wm,Wn]. Lane l of
@@ -53,7 +54,7 @@ struct TargetInfo {
 };
 TargetInfo target_info(const std::string& target_name);
 
-// Whether `dot` can run on wgmma.mma_async m64nNk16 (f16/bf16 operands, warps of 32, whole
+// Whether `dot` can run on wgmma.mma_async m64nNk16 (f16/bf16 operands only, warps of 32, whole
 // warpgroups of 4 warps, every warp 16 rows of each 64-row slab: M a multiple of 16 * num_warps,
 // N <= 256, K a multiple of 16). The layout pass marks such dots with the attribute "wgmma"
 // on a target that has it; the shared-memory plan and the lowering read the mark.

@@ -41,6 +41,13 @@ double Op::float_attr(const std::string& k) const {
   return std::get<double>(it->second);
 }
 
+const std::string& Op::string_attr(const std::string& k) const {
+  auto it = attrs.find(k);
+  if (it == attrs.end() || !std::holds_alternative<std::string>(it->second))
+    throw std::logic_error(fmt::format("op '{}' has no string attribute '{}'", name(), k));
+  return std::get<std::string>(it->second);
+}
+
 Value* Op::add_result(Type t) {
   auto v = std::make_unique<Value>();
   v->type = std::move(t);

@@ -78,6 +78,7 @@ class Op {
   bool has_attr(const std::string& k) const { return attrs.count(k) != 0; }
   std::int64_t int_attr(const std::string& k) const;
   double float_attr(const std::string& k) const;
+  const std::string& string_attr(const std::string& k) const;
   Value* add_result(Type t);
 };
 

@@ -215,6 +215,13 @@ std::string dot_rule(const Op& op) {
     return fmt::format("'dot' needs M, N and K of at least 16 (the smallest tensor-core tile), got M={} N={} K={}", m, n, k);
   if (!same_type(result_type(op), acc))
     return fmt::format("dot result must be {}, got {}", to_string(acc), to_string(result_type(op)));
+  // f32 operands say how the tensor cores may multiply them (ops.def); no other type has a choice.
+  auto precision = op.attrs.find("input_precision");
+  const auto* p = precision == op.attrs.end() ? nullptr : std::get_if<std::string>(&precision->second);
+  if (a.dtype == DType::F32 && !(p && (*p == "tf32" || *p == "tf32x3" || *p == "ieee")))
+    return "'dot' of f32 operands needs input_precision = \"tf32\", \"tf32x3\" or \"ieee\"";
+  if (a.dtype != DType::F32 && precision != op.attrs.end())
+    return fmt::format("'dot' input_precision applies to f32 operands only, got {} operands", dtype_name(a.dtype));
   return "";
 }
 

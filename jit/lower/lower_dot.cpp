@@ -1,10 +1,11 @@
 // dot(a, b, acc) (ops.def). a (M x K) and b (K x N) are written to the op's shared-memory region
 // from whatever layout they arrive in, rows padded by 16 bytes (analysis::dot_row_stride), then:
-// - on tensor cores (analysis::dot_uses_mma: f16/bf16, warps of 32), each warp fetches operand
-//   fragments with ldmatrix and issues mma.sync m16n8k16 into an accumulator laid out as
+// - on tensor cores (analysis::dot_uses_mma: f16/bf16, tf32, i8; warps of 32), each warp fetches
+//   operand fragments (ldmatrix; B of 32- and 8-bit elements word by word, as ldmatrix transposes
+//   16-bit elements only) and issues mma.sync m16n8k{16,8,32} into an accumulator laid out as
 //   analysis::mma_v2_layout says (jit/analysis/layouts.hpp has the fragment <-> tile map);
-// - otherwise each thread computes its own result elements with fma loops over k from shared
-//   memory, in the order the interpreter uses (k ascending), so f32 and i8 match it exactly.
+// - otherwise (f32 "ieee", warps of 64) each thread computes its own result elements with fma loops
+//   over k from shared memory, in the order the interpreter uses (k ascending), matching it exactly.
 // A pipelined dot (num_stages >= 2, pipeline_loads.hpp) reads its operands from a ring of stages
 // that cp.async filled (lower_async_load) instead of staging them.
 // On sm_90a, dots the layout pass marked "wgmma" run on wgmma.mma_async from swizzled operands
@@ -184,6 +185,7 @@ void KernelLowering::lower_dot(const Op& op) {
   // one LLVM loop over k (unrolled, the code would grow with K times the slots).
   const Elems& acc = get(op.operands[2]);
   const bool is_int = rt.dtype == DType::I32;
+  const bool tf32 = at.dtype == DType::F32 && op.string_attr("input_precision") == "tf32";
   std::vector<llvm::Value*> a_rows, b_cols;
   for (I s = 0; s < static_cast<I>(acc.size()); ++s) {
     auto rc = element_coords(rt, s);
@@ -214,6 +216,9 @@ void KernelLowering::lower_dot(const Op& op) {
     if (at.dtype != DType::F32) {
       x = b_.CreateFPExt(x, b_.getFloatTy());
       y = b_.CreateFPExt(y, b_.getFloatTy());
+    } else if (tf32) {  // the interpreter's tf32 too (warps of 64 have no tensor cores here)
+      x = target_.round_to_tf32(b_, x);
+      y = target_.round_to_tf32(b_, y);
     }
     next.push_back(b_.CreateIntrinsic(llvm::Intrinsic::fma, {b_.getFloatTy()}, {x, y, sums[s]}));
   }
@@ -232,13 +237,23 @@ void KernelLowering::lower_dot_mma(const Op& op, llvm::Value* a_smem, llvm::Valu
   const ir::Layout& l = rt.layout;
   const I n = rt.shape[1], k = at.shape[1];
   const I esz = ir::dtype_bytes(at.dtype);
+  // One mma takes 32 bytes of K from each row of A and column of B: 16 f16/bf16, 8 tf32, 32 s8
+  // elements, as 8 words of 32 bits; the fragment maps in words are the same for all (target.hpp).
+  const I k_step = 32 / esz, per_word = 4 / esz;
   const I wm_count = l.warps_per_cta[0], wn_count = l.warps_per_cta[1];
   const auto dist = analysis::distribute(rt);
   const I row_slots = dist.slots[0], col_slots = dist.slots[1];
   const I m_tiles = row_slots / 2, n_tiles = col_slots / 2;
   if (row_slots % 2 || col_slots % 2)
     throw InternalError(fmt::format("lowering: mma layout with odd slot counts at {}", op.loc.str()));
-  const bool bf16 = at.dtype == DType::BF16;
+  if (k % k_step)
+    throw InternalError(fmt::format("lowering: mma.sync dot with K = {}, not a multiple of {} at {}", k, k_step, op.loc.str()));
+  using MmaType = Target::MmaType;
+  const std::string precision = at.dtype == DType::F32 ? op.string_attr("input_precision") : "";
+  const MmaType type = at.dtype == DType::BF16 ? MmaType::BF16
+                       : at.dtype == DType::F16 ? MmaType::F16
+                       : at.dtype == DType::I8  ? MmaType::S8
+                                                : MmaType::TF32;
 
   llvm::Value* lane = b_.CreateURem(tid_, i32(b_, target_.warp_size()));
   llvm::Value* lane_row = b_.CreateAnd(lane, i32(b_, 7));                        // L % 8
@@ -250,35 +265,94 @@ void KernelLowering::lower_dot_mma(const Op& op, llvm::Value* a_smem, llvm::Valu
   auto byte_ptr = [&](llvm::Value* base, llvm::Value* elem_index) {
     return b_.CreateGEP(b_.getInt8Ty(), base, b_.CreateMul(elem_index, i32(b_, esz)));
   };
+  // The first column of B's n-tile j (j an i32) for this warp.
+  auto n_tile_column = [&](llvm::Value* j) {
+    return b_.CreateAnd(b_.CreateAdd(b_.CreateMul(wn, i32(b_, 8)), b_.CreateMul(j, i32(b_, 8 * wn_count))), i32(b_, n - 1));
+  };
+  // B's fragment words of n-tile j from its k-major rows, where ldmatrix.trans (16-bit elements
+  // only) cannot transpose: lane L reads column (L/4) of the tile, words L%4 and L%4 + 4 of the
+  // mma's K, each of `per_word` elements packed lower k first.
+  auto b_words_by_element = [&](I kk, I j) {
+    llvm::Value* col = b_.CreateAdd(n_tile_column(i32(b_, j)), b_.CreateLShr(lane, i32(b_, 2)));
+    llvm::Value* quad = b_.CreateAnd(lane, i32(b_, 3));
+    std::vector<llvm::Value*> words;
+    for (I w = 0; w < 2; ++w) {
+      llvm::Value* word = nullptr;
+      for (I e = 0; e < per_word; ++e) {
+        llvm::Value* krow = b_.CreateAdd(i32(b_, k_step * kk + (k_step / 2) * w + e), b_.CreateMul(quad, i32(b_, per_word)));
+        llvm::Value* ptr = byte_ptr(b_smem, b_.CreateAdd(b_.CreateMul(krow, i32(b_, b_stride)), col));
+        llvm::Value* v = b_.CreateLoad(b_.getIntNTy(static_cast<unsigned>(8 * esz)), ptr);
+        v = b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), i32(b_, 8 * esz * e));
+        word = word ? b_.CreateOr(word, v) : v;
+      }
+      words.push_back(word);
+    }
+    return words;
+  };
+  // tf32 operands: each word rounded (cvt.rna.tf32.f32); tf32x3 keeps the f32 word for split().
+  auto to_tf32 = [&](llvm::Value* word) {
+    return b_.CreateBitCast(target_.round_to_tf32(b_, b_.CreateBitCast(word, b_.getFloatTy())), b_.getInt32Ty());
+  };
+  // tf32x3: an f32 word as its tf32 high part and the tf32-rounded remainder.
+  auto split = [&](const std::vector<llvm::Value*>& words, bool high) {
+    std::vector<llvm::Value*> out;
+    for (llvm::Value* w : words) {
+      llvm::Value* x = b_.CreateBitCast(w, b_.getFloatTy());
+      llvm::Value* hi = target_.round_to_tf32(b_, x);
+      out.push_back(b_.CreateBitCast(high ? hi : target_.round_to_tf32(b_, b_.CreateFSub(x, hi)), b_.getInt32Ty()));
+    }
+    return out;
+  };
+  auto rounded = [&](std::vector<llvm::Value*> words) {
+    if (precision == "tf32")
+      for (auto*& w : words) w = to_tf32(w);
+    return words;
+  };
 
   Elems acc = get(op.operands[2]);
-  for (I kk = 0; kk < k / 16; ++kk) {
+  for (I kk = 0; kk < k / k_step; ++kk) {
     // A: for m-tile i, lane L gives the row of fragment row (L%8) + 8*(q%2), k half q/2:
     // tile row 8*wm + L%8 + 8*Wm*(2i + q%2).
     std::vector<std::vector<llvm::Value*>> a_frag;
     for (I i = 0; i < m_tiles; ++i) {
       llvm::Value* row = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(wm, i32(b_, 8)), lane_row),
                                       b_.CreateMul(b_.CreateAdd(i32(b_, 2 * i), q_low), i32(b_, 8 * wm_count)));
-      llvm::Value* col = b_.CreateAdd(i32(b_, 16 * kk), b_.CreateMul(q_high, i32(b_, 8)));
-      a_frag.push_back(target_.ldmatrix_x4(b_, byte_ptr(a_smem, b_.CreateAdd(b_.CreateMul(row, i32(b_, a_stride)), col)), false));
+      llvm::Value* col = b_.CreateAdd(i32(b_, k_step * kk), b_.CreateMul(q_high, i32(b_, k_step / 2)));
+      a_frag.push_back(rounded(target_.ldmatrix_x4(b_, byte_ptr(a_smem, b_.CreateAdd(b_.CreateMul(row, i32(b_, a_stride)), col)), false)));
     }
-    // B (stored k-major): n-tiles j and j+1 in one ldmatrix.trans; lane L gives k row
-    // 16*kk + 8*(q%2) + L%8 of n-tile j + q/2, whose columns start at 8*wn + 8*Wn*(j + q/2) mod N.
     std::vector<std::vector<llvm::Value*>> b_frag(n_tiles);
-    for (I j = 0; j < n_tiles; j += 2) {
-      llvm::Value* tile = n_tiles > 1 ? b_.CreateAdd(i32(b_, j), q_high) : i32(b_, j);
-      llvm::Value* col = b_.CreateAnd(b_.CreateAdd(b_.CreateMul(wn, i32(b_, 8)), b_.CreateMul(tile, i32(b_, 8 * wn_count))),
-                                      i32(b_, n - 1));
-      llvm::Value* krow = b_.CreateAdd(i32(b_, 16 * kk), b_.CreateAdd(b_.CreateMul(q_low, i32(b_, 8)), lane_row));
-      auto r = target_.ldmatrix_x4(b_, byte_ptr(b_smem, b_.CreateAdd(b_.CreateMul(krow, i32(b_, b_stride)), col)), true);
-      b_frag[j] = {r[0], r[1]};
-      if (j + 1 < n_tiles) b_frag[j + 1] = {r[2], r[3]};
+    if (esz == 2) {
+      // B (stored k-major): n-tiles j and j+1 in one ldmatrix.trans; lane L gives k row
+      // 16*kk + 8*(q%2) + L%8 of n-tile j + q/2, whose columns start at 8*wn + 8*Wn*(j + q/2) mod N.
+      for (I j = 0; j < n_tiles; j += 2) {
+        llvm::Value* col = n_tile_column(n_tiles > 1 ? b_.CreateAdd(i32(b_, j), q_high) : i32(b_, j));
+        llvm::Value* krow = b_.CreateAdd(i32(b_, 16 * kk), b_.CreateAdd(b_.CreateMul(q_low, i32(b_, 8)), lane_row));
+        auto r = target_.ldmatrix_x4(b_, byte_ptr(b_smem, b_.CreateAdd(b_.CreateMul(krow, i32(b_, b_stride)), col)), true);
+        b_frag[static_cast<std::size_t>(j)] = {r[0], r[1]};
+        if (j + 1 < n_tiles) b_frag[static_cast<std::size_t>(j + 1)] = {r[2], r[3]};
+      }
+    } else {
+      for (I j = 0; j < n_tiles; ++j) b_frag[static_cast<std::size_t>(j)] = rounded(b_words_by_element(kk, j));
+    }
+    // tf32x3: every fragment as its high and low parts; three products, the small ones first
+    // (a_lo·b_hi, a_hi·b_lo, then a_hi·b_hi), so that the low parts are not lost to the large sum.
+    const bool three = precision == "tf32x3";
+    std::vector<std::vector<llvm::Value*>> a_lo, b_lo;
+    if (three) {
+      for (auto& f : a_frag) a_lo.push_back(split(f, false)), f = split(f, true);
+      for (auto& f : b_frag) b_lo.push_back(split(f, false)), f = split(f, true);
     }
     for (I i = 0; i < m_tiles; ++i)
       for (I j = 0; j < n_tiles; ++j) {
         const I s0 = (2 * i) * col_slots + 2 * j, s1 = (2 * i + 1) * col_slots + 2 * j;
-        auto d = target_.mma_m16n8k16(b_, bf16, a_frag[i], b_frag[j], {acc[s0], acc[s0 + 1], acc[s1], acc[s1 + 1]});
-        acc[s0] = d[0], acc[s0 + 1] = d[1], acc[s1] = d[2], acc[s1 + 1] = d[3];
+        std::vector<llvm::Value*> c{acc[s0], acc[s0 + 1], acc[s1], acc[s1 + 1]};
+        const auto ui = static_cast<std::size_t>(i), uj = static_cast<std::size_t>(j);
+        if (three) {
+          c = target_.mma_m16n8(b_, type, a_lo[ui], b_frag[uj], c);
+          c = target_.mma_m16n8(b_, type, a_frag[ui], b_lo[uj], c);
+        }
+        c = target_.mma_m16n8(b_, type, a_frag[ui], b_frag[uj], c);
+        acc[s0] = c[0], acc[s0 + 1] = c[1], acc[s1] = c[2], acc[s1 + 1] = c[3];
       }
   }
   set(op.result(), std::move(acc));

@@ -1,4 +1,4 @@
-// The Target interface's default tensor-core hooks: ldmatrix and mma.sync computed from what each
+// The Target interface's default tensor-core hooks: ldmatrix and mma.sync (f16, bf16, tf32, s8) computed from what each
 // lane holds, exchanged through shuffle_idx, exactly as the PTX ISA defines the instructions'
 // fragments (see target.hpp). Slow (dozens of shuffles per instruction) and meant for targets
 // without tensor cores that must still run the very fragment maps the NVIDIA lowering uses: the
@@ -24,11 +24,23 @@ llvm::Value* shuffle_word(const Target& t, llvm::IRBuilder<>& b, const std::vect
   return out;
 }
 
-// The low (half 0) or high (half 1) 16-bit element of an i32 as f32.
-llvm::Value* element_as_float(llvm::IRBuilder<>& b, llvm::Value* word, int half, bool bf16) {
-  llvm::Value* bits = half ? b.CreateLShr(word, b.getInt32(16)) : word;
-  if (bf16) return b.CreateBitCast(b.CreateShl(b.CreateAnd(bits, b.getInt32(0xffff)), b.getInt32(16)), b.getFloatTy());
+// Element e of an operand word of `type` (mma_m16n8's element order: the lower k first), as f32
+// (i32 for s8): f16/bf16 halves, a tf32 word whole, s8 bytes sign-extended.
+llvm::Value* word_element(llvm::IRBuilder<>& b, llvm::Value* word, int e, Target::MmaType type) {
+  using T = Target::MmaType;
+  if (type == T::TF32) return b.CreateBitCast(word, b.getFloatTy());
+  if (type == T::S8) return b.CreateAShr(b.CreateShl(word, b.getInt32(static_cast<std::uint32_t>(24 - 8 * e))), b.getInt32(24));
+  llvm::Value* bits = e ? b.CreateLShr(word, b.getInt32(16)) : word;
+  if (type == T::BF16) return b.CreateBitCast(b.CreateShl(b.CreateAnd(bits, b.getInt32(0xffff)), b.getInt32(16)), b.getFloatTy());
   return b.CreateFPExt(b.CreateBitCast(b.CreateTrunc(bits, b.getInt16Ty()), b.getHalfTy()), b.getFloatTy());
+}
+
+int elements_per_word(Target::MmaType type) {
+  switch (type) {
+    case Target::MmaType::TF32: return 1;
+    case Target::MmaType::S8: return 4;
+    default: return 2;
+  }
 }
 
 }  // namespace
@@ -62,47 +74,101 @@ std::vector<llvm::Value*> Target::ldmatrix_x4(llvm::IRBuilder<>& b, llvm::Value*
   return out;
 }
 
-std::vector<llvm::Value*> Target::mma_m16n8k16(llvm::IRBuilder<>& b, bool bf16, const std::vector<llvm::Value*>& a,
-                                               const std::vector<llvm::Value*>& bm,
-                                               const std::vector<llvm::Value*>& c) const {
-  llvm::Value* lane = lane_id(*this, b);
+namespace {
+// The body of the emulated mma.sync: d = a·b + c from the lanes' fragments (Target::mma_m16n8).
+std::vector<llvm::Value*> emulate_mma(const Target& target, llvm::IRBuilder<>& b, Target::MmaType type,
+                                      const std::vector<llvm::Value*>& a, const std::vector<llvm::Value*>& bm,
+                                      const std::vector<llvm::Value*>& c) {
+  using MmaType = Target::MmaType;
+  const int per_word = elements_per_word(type), k = 8 * per_word;
+  llvm::Value* lane = lane_id(target, b);
   llvm::Value* quad = b.CreateAnd(lane, b.getInt32(3));
   llvm::Value* group = b.CreateLShr(lane, b.getInt32(2));
-  // A rows g and g+8, k = 0..15: lane 4g+t holds k = 2t, 2t+1 of row g in a[0] (k+8 in a[2]) and
-  // of row g+8 in a[1] (a[3]).
-  llvm::Value* rows[2][16];
+  // A rows g and g+8, words 0..7 of K: lane 4g+t holds word t of row g in a[0] (word t+4 in
+  // a[2]) and of row g+8 in a[1] (a[3]).
+  std::vector<llvm::Value*> rows[2] = {std::vector<llvm::Value*>(static_cast<std::size_t>(k)),
+                                       std::vector<llvm::Value*>(static_cast<std::size_t>(k))};
   for (int t = 0; t < 4; ++t) {
     llvm::Value* src = b.CreateAdd(b.CreateShl(group, b.getInt32(2)), b.getInt32(static_cast<std::uint32_t>(t)));
     for (int r = 0; r < 4; ++r) {
-      llvm::Value* w = shuffle_idx(b, a[r], src);
-      const int row = r % 2, k0 = 2 * t + 8 * (r / 2);
-      rows[row][k0] = element_as_float(b, w, 0, bf16);
-      rows[row][k0 + 1] = element_as_float(b, w, 1, bf16);
+      llvm::Value* w = target.shuffle_idx(b, a[static_cast<std::size_t>(r)], src);
+      const int word = t + 4 * (r / 2);
+      for (int e = 0; e < per_word; ++e) rows[r % 2][static_cast<std::size_t>(per_word * word + e)] = word_element(b, w, e, type);
     }
   }
-  // B columns 2(l%4) and 2(l%4)+1, k = 0..15: lane 4n+t holds k = 2t, 2t+1 of column n in b[0]
-  // (k+8 in b[1]).
-  llvm::Value* cols[2][16];
+  // B columns 2(l%4) and 2(l%4)+1: lane 4n+t holds word t of column n in b[0] (word t+4 in b[1]).
+  std::vector<llvm::Value*> cols[2] = {std::vector<llvm::Value*>(static_cast<std::size_t>(k)),
+                                       std::vector<llvm::Value*>(static_cast<std::size_t>(k))};
   for (int e = 0; e < 2; ++e) {
     llvm::Value* col = b.CreateAdd(b.CreateShl(quad, b.getInt32(1)), b.getInt32(static_cast<std::uint32_t>(e)));
     for (int t = 0; t < 4; ++t) {
       llvm::Value* src = b.CreateAdd(b.CreateShl(col, b.getInt32(2)), b.getInt32(static_cast<std::uint32_t>(t)));
       for (int r = 0; r < 2; ++r) {
-        llvm::Value* w = shuffle_idx(b, bm[r], src);
-        const int k0 = 2 * t + 8 * r;
-        cols[e][k0] = element_as_float(b, w, 0, bf16);
-        cols[e][k0 + 1] = element_as_float(b, w, 1, bf16);
+        llvm::Value* w = target.shuffle_idx(b, bm[static_cast<std::size_t>(r)], src);
+        const int word = t + 4 * r;
+        for (int x = 0; x < per_word; ++x) cols[e][static_cast<std::size_t>(per_word * word + x)] = word_element(b, w, x, type);
       }
     }
   }
+  // c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1); products summed in k order, as the
+  // interpreter does (i32 sums wrap).
   std::vector<llvm::Value*> d;
-  for (int i = 0; i < 4; ++i) {  // c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1)
+  for (std::size_t i = 0; i < 4; ++i) {
     llvm::Value* s = c[i];
-    for (int k = 0; k < 16; ++k)
-      s = b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {rows[i / 2][k], cols[i % 2][k], s});
+    for (std::size_t p = 0; p < static_cast<std::size_t>(k); ++p) {
+      llvm::Value* x = rows[i / 2][p];
+      llvm::Value* y = cols[i % 2][p];
+      s = type == MmaType::S8 ? b.CreateAdd(s, b.CreateMul(x, y))
+                              : b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {x, y, s});
+    }
     d.push_back(s);
   }
   return d;
+}
+}  // namespace
+
+std::vector<llvm::Value*> Target::mma_m16n8(llvm::IRBuilder<>& b, MmaType type, const std::vector<llvm::Value*>& a,
+                                            const std::vector<llvm::Value*>& bm, const std::vector<llvm::Value*>& c) const {
+  // One function per operand type, called per mma: inlined, a big tile's hundreds of emulated mmas
+  // made a frame larger than the host executor's fiber stacks (backends/host/fibers.hpp).
+  static constexpr const char* kNames[] = {"f16", "bf16", "tf32", "s8"};
+  llvm::Module* m = b.GetInsertBlock()->getModule();
+  const std::string name = std::string("tessera.emulated_mma.") + kNames[static_cast<int>(type)];
+  llvm::Function* f = m->getFunction(name);
+  if (!f) {
+    llvm::Type* i32 = b.getInt32Ty();
+    llvm::Type* acc = c[0]->getType();
+    std::vector<llvm::Type*> params(6, i32);
+    params.insert(params.end(), 4, acc);
+    auto* ret = llvm::StructType::get(b.getContext(), std::vector<llvm::Type*>(4, acc));
+    f = llvm::Function::Create(llvm::FunctionType::get(ret, params, false), llvm::Function::InternalLinkage, name, m);
+    f->addFnAttr(llvm::Attribute::NoInline);
+    llvm::IRBuilder<> fb(llvm::BasicBlock::Create(b.getContext(), "entry", f));
+    std::vector<llvm::Value*> args;
+    for (auto& arg : f->args()) args.push_back(&arg);
+    auto d = emulate_mma(*this, fb, type, {args.begin(), args.begin() + 4}, {args.begin() + 4, args.begin() + 6},
+                         {args.begin() + 6, args.end()});
+    llvm::Value* r = llvm::UndefValue::get(ret);
+    for (unsigned i = 0; i < 4; ++i) r = fb.CreateInsertValue(r, d[i], {i});
+    fb.CreateRet(r);
+  }
+  std::vector<llvm::Value*> args;
+  for (auto* v : a) args.push_back(b.CreateBitCast(v, b.getInt32Ty()));
+  for (auto* v : bm) args.push_back(b.CreateBitCast(v, b.getInt32Ty()));
+  for (auto* v : c) args.push_back(v);
+  llvm::Value* r = b.CreateCall(f, args);
+  std::vector<llvm::Value*> d;
+  for (unsigned i = 0; i < 4; ++i) d.push_back(b.CreateExtractValue(r, {i}));
+  return d;
+}
+
+llvm::Value* Target::round_to_tf32(llvm::IRBuilder<>& b, llvm::Value* f32) const {
+  // Add half a tf32 ulp to the magnitude bits and clear the 13 dropped bits (a carry moves into
+  // the exponent, as rounding up should); infinities and NaNs (exponent all ones) unchanged.
+  llvm::Value* bits = b.CreateBitCast(f32, b.getInt32Ty());
+  llvm::Value* rounded = b.CreateAnd(b.CreateAdd(bits, b.getInt32(0x1000)), b.getInt32(0xffffe000u));
+  llvm::Value* finite = b.CreateICmpNE(b.CreateAnd(bits, b.getInt32(0x7f800000)), b.getInt32(0x7f800000));
+  return b.CreateBitCast(b.CreateSelect(finite, rounded, bits), b.getFloatTy());
 }
 
 }  // namespace tessera::lower

@@ -82,12 +82,21 @@ class Target {
   // trans, lane l gets row l/4, elements 2*(l%4) and 2*(l%4)+1 of matrix q (low half first); with
   // trans, rows 2*(l%4) and 2*(l%4)+1 of column l/4.
   virtual std::vector<llvm::Value*> ldmatrix_x4(llvm::IRBuilder<>& b, llvm::Value* row_address, bool trans) const;
-  // mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}: a is four i32 (pairs of 16-bit elements),
-  // b two i32, c four f32; returns d = a·b + c as four f32, in the PTX ISA's fragment layout
-  // (c0, c1: row l/4, columns 2*(l%4) and +1; c2, c3: row l/4 + 8).
-  virtual std::vector<llvm::Value*> mma_m16n8k16(llvm::IRBuilder<>& b, bool bf16, const std::vector<llvm::Value*>& a,
-                                                 const std::vector<llvm::Value*>& bm,
-                                                 const std::vector<llvm::Value*>& c) const;
+  // The operand types of an mma.sync m16n8: f16 and bf16 (k16, f32 accumulator), tf32 (k8, f32
+  // accumulator; each operand word an f32 whose low 13 mantissa bits are zero: round_to_tf32), s8
+  // (k32, wrapping i32 accumulator). In every case an operand register is one 32-bit word of
+  // 32 / k-bytes elements, the lower k first.
+  enum class MmaType { F16, BF16, TF32, S8 };
+  // mma.sync.aligned.m16n8k{16,8,32}.row.col: a is four i32 words, b two, c four f32 (i32 for s8);
+  // returns d = a·b + c in the PTX ISA's fragment layout (c0, c1: row l/4, columns 2*(l%4) and
+  // +1; c2, c3: row l/4 + 8). In 32-bit words of K every type has the same operand map: a[r] is
+  // row l/4 + 8*(r%2), word l%4 + 4*(r/2); b[r] is column l/4, word l%4 + 4*r.
+  virtual std::vector<llvm::Value*> mma_m16n8(llvm::IRBuilder<>& b, MmaType type, const std::vector<llvm::Value*>& a,
+                                              const std::vector<llvm::Value*>& bm,
+                                              const std::vector<llvm::Value*>& c) const;
+  // cvt.rna.tf32.f32: an f32 rounded to tf32 (10 mantissa bits, to nearest, ties away from zero),
+  // as an f32; infinities and NaNs pass unchanged (interp/dot.cpp rounds alike).
+  virtual llvm::Value* round_to_tf32(llvm::IRBuilder<>& b, llvm::Value* f32) const;
 
   // Warpgroup MMA (sm_90a; lower_wgmma.cpp): wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}
   // with both operands in shared memory, given by 64-bit matrix descriptors (PTX ISA "Matrix

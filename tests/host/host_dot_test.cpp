@@ -2,8 +2,10 @@
 // tensor-core lowering: operands staged in shared memory, fragments fetched with ldmatrix and
 // multiplied with mma.sync m16n8k16, both emulated lane by lane from the PTX ISA's definitions
 // (jit/lower/mma_emulation.cpp): a wrong fragment, lane or warp map gives wrong elements here.
-// f32 and i8 dots, and every dot with warps of 64, run the fma lowering. Each emulated mma sums its
-// 16 products in k order, as the interpreter does, so results must match bit for bit. The host
+// f32 dots of input precision tf32 and tf32x3 (m16n8k8) and i8 dots (m16n8k32) run it too, their B
+// fragments read word by word; f32 "ieee" dots, and every dot with warps of 64, run the fma
+// lowering. Each emulated mma sums its products in k order, as the interpreter does, so results
+// must match bit for bit (tf32x3 excepted, see check_dot). The host
 // target also emulates sm_90a's wgmma (jit/lower/wgmma_emulation.cpp, decoding the matrix
 // descriptors): dots of 4 and 8 warps whose M allows whole warpgroups run that lowering.
 #include "examples/matmul_kernels.hpp"
@@ -46,9 +48,14 @@ constexpr int kDotWarps64Sanitized[] = {4};
 constexpr std::span<const int> dot_warps32() { return kSanitized ? std::span<const int>(kDotWarps32Sanitized) : kDotWarps32; }
 constexpr std::span<const int> dot_warps64() { return kSanitized ? std::span<const int>(kDotWarps64Sanitized) : kDotWarps64; }
 
-template <class In, class Out>
+// P: the input precision of float operands. tf32 and ieee match the interpreter bit for bit (tf32
+// operands rounded alike on both); tf32x3's three products per step sum in another order than the
+// interpreter's f32 products, so there the host result is held to a relative bound.
+template <class In, class Out, ts::InputPrecision P = ts::InputPrecision::tf32>
 void check_dot(double lo, double hi) {
-  auto matmul = ex::make_matmul<In, Out>();
+  auto matmul = ex::make_matmul<In, Out, P>();
+  constexpr bool tf32 = std::is_same_v<In, float> && P == ts::InputPrecision::tf32;
+  constexpr bool tf32x3 = std::is_same_v<In, float> && P == ts::InputPrecision::tf32x3;
   for (const Case& c : kCases) {
     ex::MatmulShape s{c.m, c.n, c.k, c.k, 1, c.n, 1, c.n, 1};
     if (c.b_transposed) s.stride_bk = 1, s.stride_bn = c.k;
@@ -62,14 +69,16 @@ void check_dot(double lo, double hi) {
       std::apply([&](auto... sc) { matmul[ex::matmul_options(s, cfg, e)](a, b, out, sc...); }, ex::matmul_scalars(s));
       return out;
     };
-    const std::string label = std::string(type_name<In>()) + " dot " + std::to_string(c.m) + "x" + std::to_string(c.n) +
+    const std::string precision = !std::is_same_v<In, float> ? "" : tf32 ? " (tf32)" : tf32x3 ? " (tf32x3)" : " (ieee)";
+    const std::string label = std::string(type_name<In>()) + precision + " dot " + std::to_string(c.m) + "x" + std::to_string(c.n) +
                               "x" + std::to_string(c.k) + " blocks " + std::to_string(c.cfg.block_m) + "x" +
                               std::to_string(c.cfg.block_n) + "x" + std::to_string(c.cfg.block_k) +
                               (c.b_transposed ? ", B column-major" : "");
-    const auto reference = ex::matmul_reference<In>(a, b, s);
+    const auto reference = ex::matmul_reference<In>(a, b, s, tf32);
     against_interpreter(label, run,
                         [&](const std::string& what, const std::vector<Out>& got, const std::vector<Out>& interp) {
-                          expect_match(what, got, interp);
+                          if (tf32x3) expect_match(what, got, interp, relative(1e-5, static_cast<double>(c.k)));
+                          else expect_match(what, got, interp);
                           // The interpreter itself against a double-precision reference.
                           std::vector<Out> want(reference.size());
                           for (std::size_t i = 0; i < want.size(); ++i) want[i] = static_cast<Out>(reference[i]);
@@ -88,10 +97,19 @@ TEST_CASE("dot f16 on the host targets (tensor-core lowering, emulated) matches 
 TEST_CASE("dot bf16 on the host targets (tensor-core lowering, emulated) matches the interpreter", "[host][dot]") {
   check_dot<ts::bfloat16, float>(-1, 1);
 }
-TEST_CASE("dot f32 on the host targets (fma lowering) matches the interpreter", "[host][dot]") {
-  check_dot<float, float>(-1, 1);
+TEST_CASE("dot f32, input precision tf32, on the host targets (mma.sync m16n8k8, emulated) matches the interpreter",
+          "[host][dot]") {
+  check_dot<float, float, ts::InputPrecision::tf32>(-1, 1);
 }
-TEST_CASE("dot i8 on the host targets (fma lowering) matches the interpreter", "[host][dot]") {
+TEST_CASE("dot f32, input precision tf32x3, on the host targets (three mma.sync per step) is near the interpreter",
+          "[host][dot]") {
+  check_dot<float, float, ts::InputPrecision::tf32x3>(-1, 1);
+}
+TEST_CASE("dot f32, input precision ieee, on the host targets (fma lowering) matches the interpreter", "[host][dot]") {
+  check_dot<float, float, ts::InputPrecision::ieee>(-1, 1);
+}
+TEST_CASE("dot i8 on the host targets (mma.sync m16n8k32 where K allows, emulated) matches the interpreter",
+          "[host][dot]") {
   check_dot<std::int8_t, std::int32_t>(-128, 127);
 }
 

@@ -1,5 +1,6 @@
 // The verifier names the specific problem, the op's location and its printed form.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "jit/ir/parser.hpp"
 #include "jit/ir/verifier.hpp"
@@ -148,4 +149,17 @@ TEST_CASE("verifier: dot shapes, element types and sizes", "[ir][verifier][dot]"
           "'dot' needs M, N and K of at least 16");
   rejects(tiles + "  %3 = constant {value = 0.0} : <16x32xbf16>\n  %4 = dot %3, %1, %2 : <16x16xf32>\n  return\n",
           "'dot' needs operands of one element type");
+  // input_precision: required on f32 operands (one of three), refused on any other.
+  const std::string f32_tiles = "  %0 = constant {value = 0.0} : <16x16xf32>\n";
+  for (const char* p : {"tf32", "tf32x3", "ieee"}) {
+    auto ok = parse_module(fmt::format("kernel @k() num_warps = 4 {{\n{}  %1 = dot %0, %0, %0 {{input_precision = \"{}\"}} : "
+                                       "<16x16xf32>\n  return\n}}\n", f32_tiles, p));
+    CHECK_NOTHROW(verify(*ok));
+  }
+  rejects(f32_tiles + "  %1 = dot %0, %0, %0 : <16x16xf32>\n  return\n",
+          "'dot' of f32 operands needs input_precision = \"tf32\", \"tf32x3\" or \"ieee\"");
+  rejects(f32_tiles + "  %1 = dot %0, %0, %0 {input_precision = \"tf64\"} : <16x16xf32>\n  return\n",
+          "'dot' of f32 operands needs input_precision");
+  rejects(tiles + "  %3 = dot %0, %1, %2 {input_precision = \"tf32\"} : <16x16xf32>\n  return\n",
+          "'dot' input_precision applies to f32 operands only, got f16 operands");
 }

@@ -120,16 +120,24 @@ auto fma(const X& a, const Y& b, const Z& c, const Loc& loc = Loc::current()) {
 template <class T>
 using dot_accumulator_t = std::conditional_t<std::is_same_v<T, std::int8_t>, std::int32_t, float>;
 
+// How a dot of float operands uses the tensor cores, as Triton's input_precision: tf32 (the
+// default, as Triton's: both operands rounded to tf32, 10 mantissa bits, then multiplied exactly
+// and summed in f32), tf32x3 (each operand as a tf32 high part plus a tf32 remainder, three
+// tensor-core products: close to f32 accuracy at a third of tf32's speed), ieee (full f32
+// products on the FMA units; no tensor cores).
+enum class InputPrecision { tf32, tf32x3, ieee };
+
 // Matrix product of an M x K and a K x N tile plus an M x N accumulator, as Triton's tl.dot: half
-// or bfloat16 (float accumulator; tensor cores on NVIDIA GPUs), float (float accumulator, full f32
-// products), int8_t (int32_t accumulator). M, N, K >= 16, powers of two as every tile dim.
+// or bfloat16 (float accumulator; tensor cores on NVIDIA GPUs), float (float accumulator; tf32
+// tensor cores unless an InputPrecision says otherwise), int8_t (int32_t accumulator, wrapping).
+// M, N, K >= 16, powers of two as every tile dim.
 template <class T>
 Tile<dot_accumulator_t<T>> dot(const Tile<T>& a, const Tile<T>& b, const Tile<dot_accumulator_t<T>>& acc,
                                const Loc& loc = Loc::current()) {
   static_assert(std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float> ||
                     std::is_same_v<T, std::int8_t>,
                 "tessera::dot takes half, bfloat16, float or int8_t tiles; convert with .to<half>() first");
-  return Tile<dot_accumulator_t<T>>(detail::emit_dot(a.ir_value(loc), b.ir_value(loc), acc.ir_value(loc), loc), loc);
+  return Tile<dot_accumulator_t<T>>(detail::emit_dot(a.ir_value(loc), b.ir_value(loc), acc.ir_value(loc), -1, loc), loc);
 }
 // The same with a zero accumulator.
 template <class T>
@@ -137,7 +145,19 @@ Tile<dot_accumulator_t<T>> dot(const Tile<T>& a, const Tile<T>& b, const Loc& lo
   static_assert(std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float> ||
                     std::is_same_v<T, std::int8_t>,
                 "tessera::dot takes half, bfloat16, float or int8_t tiles; convert with .to<half>() first");
-  return Tile<dot_accumulator_t<T>>(detail::emit_dot(a.ir_value(loc), b.ir_value(loc), nullptr, loc), loc);
+  return Tile<dot_accumulator_t<T>>(detail::emit_dot(a.ir_value(loc), b.ir_value(loc), nullptr, -1, loc), loc);
+}
+// A dot of float tiles with its input precision.
+template <class T>
+Tile<float> dot(const Tile<T>& a, const Tile<T>& b, const Tile<float>& acc, InputPrecision precision,
+                const Loc& loc = Loc::current()) {
+  static_assert(std::is_same_v<T, float>, "tessera::dot's InputPrecision applies to float tiles only");
+  return Tile<float>(detail::emit_dot(a.ir_value(loc), b.ir_value(loc), acc.ir_value(loc), static_cast<int>(precision), loc), loc);
+}
+template <class T>
+Tile<float> dot(const Tile<T>& a, const Tile<T>& b, InputPrecision precision, const Loc& loc = Loc::current()) {
+  static_assert(std::is_same_v<T, float>, "tessera::dot's InputPrecision applies to float tiles only");
+  return Tile<float>(detail::emit_dot(a.ir_value(loc), b.ir_value(loc), nullptr, static_cast<int>(precision), loc), loc);
 }
 
 template <class T>

@@ -64,7 +64,8 @@ TESSERA_API ir::Value* emit_pow(ir::Value* a, ir::Value* b, DType compute, const
 TESSERA_API ir::Value* emit_fma(ir::Value* a, ir::Value* b, ir::Value* c, DType compute, const Loc& loc);
 // dot(a, b, acc): acc + a·b (ops.def); acc null means zeros of the accumulator type a's type gets
 // (f32 for float operands, i32 for i8).
-TESSERA_API ir::Value* emit_dot(ir::Value* a, ir::Value* b, ir::Value* acc, const Loc& loc);
+// input_precision: an InputPrecision as int for f32 operands, -1 for the default (tf32).
+TESSERA_API ir::Value* emit_dot(ir::Value* a, ir::Value* b, ir::Value* acc, int input_precision, const Loc& loc);
 TESSERA_API ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc& loc);
 TESSERA_API ir::Value* emit_cast(ir::Value* a, DType to, const Loc& loc);
 TESSERA_API ir::Value* emit_expand_dims(ir::Value* a, int axis, const Loc& loc);
