@@ -214,22 +214,22 @@ inline auto matmul_scalars(const MatmulShape& s) {
                          i(s.stride_cm), i(s.stride_cn));
 }
 
-// f rounded to tf32 (10 mantissa bits) to nearest, ties away from zero, as the tensor cores' tf32
-// operands are (cvt.rna.tf32.f32); infinities and NaNs unchanged.
-inline float round_to_tf32(float f) {
+// f as the tensor cores read a tf32 operand: the 13 low mantissa bits dropped (10 kept);
+// infinities and NaNs unchanged.
+inline float truncate_to_tf32(float f) {
   std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
-  if ((bits & 0x7f800000u) != 0x7f800000u) bits = (bits + 0x1000u) & 0xffffe000u;
+  if ((bits & 0x7f800000u) != 0x7f800000u) bits &= 0xffffe000u;
   return std::bit_cast<float>(bits);
 }
 
 // C = A·B in double (floats) or int64 (ints), elements read through the strides; with `tf32`, the
-// float operands rounded to tf32 first, as input precision tf32 multiplies them.
+// float operands truncated to tf32 first, as input precision tf32 multiplies them.
 template <class In>
 std::vector<double> matmul_reference(std::span<const In> a, std::span<const In> b, const MatmulShape& s,
                                      bool tf32 = false) {
   auto value = [tf32](In x) {
     const float f = static_cast<float>(x);
-    return static_cast<double>(tf32 ? round_to_tf32(f) : f);
+    return static_cast<double>(tf32 ? truncate_to_tf32(f) : f);
   };
   std::vector<double> c(static_cast<std::size_t>(s.m * s.n));
   for (std::int64_t i = 0; i < s.m; ++i)

@@ -204,9 +204,6 @@ class NvptxTarget final : public lower::Target {
     for (unsigned i = 0; i < 4; ++i) d.push_back(b.CreateExtractValue(r, {i}));
     return d;
   }
-  llvm::Value* round_to_tf32(llvm::IRBuilder<>& b, llvm::Value* f32) const override {
-    return b.CreateBitCast(b.CreateIntrinsic(llvm::Intrinsic::nvvm_f2tf32_rna, {}, {f32}), b.getFloatTy());
-  }
 
   std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, const Wgmma& shape, llvm::Value* desc_a, llvm::Value* desc_b,
                                   const std::vector<llvm::Value*>& acc, llvm::Value*) const override {

@@ -1,7 +1,7 @@
 // dot(a, b, acc) on the interpreter: acc + a·b with every product and sum in the accumulator's
 // type, k ascending (ops.def). Floats: one fma per step, so f16/bf16 products (exact in f32) are
 // rounded once per step, as a tensor core's f32 accumulation is at best; f32 with input_precision
-// tf32 rounds the operands to tf32 first. i8: wrapping i32 sums.
+// tf32 truncates the operands to tf32 first, as the tensor cores read them. i8: wrapping i32 sums.
 #include <cmath>
 #include <cstring>
 
@@ -36,20 +36,20 @@ void dot_i8(const Tile& a, const Tile& b, Tile& out, std::int64_t m, std::int64_
     }
 }
 
-// An f32 rounded to tf32 as cvt.rna.tf32.f32 does (and Target::round_to_tf32): half a tf32 ulp
-// added to the magnitude bits, the 13 dropped bits cleared; infinities and NaNs unchanged.
-float round_to_tf32(float x) {
+// An f32 as the tensor cores read a tf32 operand (lower::truncate_to_tf32): the 13 low mantissa
+// bits dropped, infinities and NaNs unchanged.
+float truncate_to_tf32(float x) {
   std::uint32_t bits = 0;
   std::memcpy(&bits, &x, 4);
-  if ((bits & 0x7f800000u) != 0x7f800000u) bits = (bits + 0x1000u) & 0xffffe000u;
+  if ((bits & 0x7f800000u) != 0x7f800000u) bits &= 0xffffe000u;
   std::memcpy(&x, &bits, 4);
   return x;
 }
 
-Tile rounded_to_tf32(const Tile& t) {
+Tile truncated_to_tf32(const Tile& t) {
   Tile r = t;
   float* p = r.data<float>();
-  for (std::int64_t i = 0; i < r.numel(); ++i) p[i] = round_to_tf32(p[i]);
+  for (std::int64_t i = 0; i < r.numel(); ++i) p[i] = truncate_to_tf32(p[i]);
   return r;
 }
 
@@ -62,7 +62,7 @@ Tile eval_dot(const ir::Op& op, const Tile& a, const Tile& b, const Tile& acc) {
     case DType::F16: dot_f32<F16>(a, b, out, m, n, k); break;
     case DType::BF16: dot_f32<BF16>(a, b, out, m, n, k); break;
     case DType::F32:
-      if (op.string_attr("input_precision") == "tf32") dot_f32<float>(rounded_to_tf32(a), rounded_to_tf32(b), out, m, n, k);
+      if (op.string_attr("input_precision") == "tf32") dot_f32<float>(truncated_to_tf32(a), truncated_to_tf32(b), out, m, n, k);
       else dot_f32<float>(a, b, out, m, n, k);  // ieee, and tf32x3 as its best approximation (ops.def)
       break;
     case DType::I8: dot_i8(a, b, out, m, n, k); break;

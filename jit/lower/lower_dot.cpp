@@ -216,9 +216,9 @@ void KernelLowering::lower_dot(const Op& op) {
     if (at.dtype != DType::F32) {
       x = b_.CreateFPExt(x, b_.getFloatTy());
       y = b_.CreateFPExt(y, b_.getFloatTy());
-    } else if (tf32) {  // the interpreter's tf32 too (warps of 64 have no tensor cores here)
-      x = target_.round_to_tf32(b_, x);
-      y = target_.round_to_tf32(b_, y);
+    } else if (tf32) {  // as the tensor cores read tf32 operands (warps of 64 have none here)
+      x = truncate_to_tf32(b_, x);
+      y = truncate_to_tf32(b_, y);
     }
     next.push_back(b_.CreateIntrinsic(llvm::Intrinsic::fma, {b_.getFloatTy()}, {x, y, sums[s]}));
   }
@@ -289,24 +289,16 @@ void KernelLowering::lower_dot_mma(const Op& op, llvm::Value* a_smem, llvm::Valu
     }
     return words;
   };
-  // tf32 operands: each word rounded (cvt.rna.tf32.f32); tf32x3 keeps the f32 word for split().
-  auto to_tf32 = [&](llvm::Value* word) {
-    return b_.CreateBitCast(target_.round_to_tf32(b_, b_.CreateBitCast(word, b_.getFloatTy())), b_.getInt32Ty());
-  };
-  // tf32x3: an f32 word as its tf32 high part and the tf32-rounded remainder.
+  // tf32x3: an f32 word as its tf32 high part (truncated) and the remainder x - high, exact in f32,
+  // of which the tensor core reads the top 10 mantissa bits in turn.
   auto split = [&](const std::vector<llvm::Value*>& words, bool high) {
     std::vector<llvm::Value*> out;
     for (llvm::Value* w : words) {
       llvm::Value* x = b_.CreateBitCast(w, b_.getFloatTy());
-      llvm::Value* hi = target_.round_to_tf32(b_, x);
-      out.push_back(b_.CreateBitCast(high ? hi : target_.round_to_tf32(b_, b_.CreateFSub(x, hi)), b_.getInt32Ty()));
+      llvm::Value* hi = truncate_to_tf32(b_, x);
+      out.push_back(b_.CreateBitCast(high ? hi : b_.CreateFSub(x, hi), b_.getInt32Ty()));
     }
     return out;
-  };
-  auto rounded = [&](std::vector<llvm::Value*> words) {
-    if (precision == "tf32")
-      for (auto*& w : words) w = to_tf32(w);
-    return words;
   };
 
   Elems acc = get(op.operands[2]);
@@ -318,7 +310,7 @@ void KernelLowering::lower_dot_mma(const Op& op, llvm::Value* a_smem, llvm::Valu
       llvm::Value* row = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(wm, i32(b_, 8)), lane_row),
                                       b_.CreateMul(b_.CreateAdd(i32(b_, 2 * i), q_low), i32(b_, 8 * wm_count)));
       llvm::Value* col = b_.CreateAdd(i32(b_, k_step * kk), b_.CreateMul(q_high, i32(b_, k_step / 2)));
-      a_frag.push_back(rounded(target_.ldmatrix_x4(b_, byte_ptr(a_smem, b_.CreateAdd(b_.CreateMul(row, i32(b_, a_stride)), col)), false)));
+      a_frag.push_back(target_.ldmatrix_x4(b_, byte_ptr(a_smem, b_.CreateAdd(b_.CreateMul(row, i32(b_, a_stride)), col)), false));
     }
     std::vector<std::vector<llvm::Value*>> b_frag(n_tiles);
     if (esz == 2) {
@@ -332,7 +324,7 @@ void KernelLowering::lower_dot_mma(const Op& op, llvm::Value* a_smem, llvm::Valu
         if (j + 1 < n_tiles) b_frag[static_cast<std::size_t>(j + 1)] = {r[2], r[3]};
       }
     } else {
-      for (I j = 0; j < n_tiles; ++j) b_frag[static_cast<std::size_t>(j)] = rounded(b_words_by_element(kk, j));
+      for (I j = 0; j < n_tiles; ++j) b_frag[static_cast<std::size_t>(j)] = b_words_by_element(kk, j);
     }
     // tf32x3: every fragment as its high and low parts; three products, the small ones first
     // (a_lo·b_hi, a_hi·b_lo, then a_hi·b_hi), so that the low parts are not lost to the large sum.

@@ -28,7 +28,7 @@ llvm::Value* shuffle_word(const Target& t, llvm::IRBuilder<>& b, const std::vect
 // (i32 for s8): f16/bf16 halves, a tf32 word whole, s8 bytes sign-extended.
 llvm::Value* word_element(llvm::IRBuilder<>& b, llvm::Value* word, int e, Target::MmaType type) {
   using T = Target::MmaType;
-  if (type == T::TF32) return b.CreateBitCast(word, b.getFloatTy());
+  if (type == T::TF32) return truncate_to_tf32(b, b.CreateBitCast(word, b.getFloatTy()));  // as the tensor cores read it
   if (type == T::S8) return b.CreateAShr(b.CreateShl(word, b.getInt32(static_cast<std::uint32_t>(24 - 8 * e))), b.getInt32(24));
   llvm::Value* bits = e ? b.CreateLShr(word, b.getInt32(16)) : word;
   if (type == T::BF16) return b.CreateBitCast(b.CreateShl(b.CreateAnd(bits, b.getInt32(0xffff)), b.getInt32(16)), b.getFloatTy());
@@ -162,13 +162,10 @@ std::vector<llvm::Value*> Target::mma_m16n8(llvm::IRBuilder<>& b, MmaType type, 
   return d;
 }
 
-llvm::Value* Target::round_to_tf32(llvm::IRBuilder<>& b, llvm::Value* f32) const {
-  // Add half a tf32 ulp to the magnitude bits and clear the 13 dropped bits (a carry moves into
-  // the exponent, as rounding up should); infinities and NaNs (exponent all ones) unchanged.
+llvm::Value* truncate_to_tf32(llvm::IRBuilder<>& b, llvm::Value* f32) {
   llvm::Value* bits = b.CreateBitCast(f32, b.getInt32Ty());
-  llvm::Value* rounded = b.CreateAnd(b.CreateAdd(bits, b.getInt32(0x1000)), b.getInt32(0xffffe000u));
   llvm::Value* finite = b.CreateICmpNE(b.CreateAnd(bits, b.getInt32(0x7f800000)), b.getInt32(0x7f800000));
-  return b.CreateBitCast(b.CreateSelect(finite, rounded, bits), b.getFloatTy());
+  return b.CreateBitCast(b.CreateSelect(finite, b.CreateAnd(bits, b.getInt32(0xffffe000u)), bits), b.getFloatTy());
 }
 
 }  // namespace tessera::lower

@@ -16,6 +16,11 @@
 namespace tessera::lower {
 
 
+// An f32 as the tensor cores read a tf32 operand: its 13 low mantissa bits dropped (rounded toward
+// zero; "only the first 10 bits of the input mantissa are read"), infinities and NaNs unchanged.
+// The interpreter truncates alike (interp/dot.cpp), so that it stays the GPU's oracle.
+llvm::Value* truncate_to_tf32(llvm::IRBuilder<>& b, llvm::Value* f32);
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -83,7 +88,8 @@ class Target {
   // trans, rows 2*(l%4) and 2*(l%4)+1 of column l/4.
   virtual std::vector<llvm::Value*> ldmatrix_x4(llvm::IRBuilder<>& b, llvm::Value* row_address, bool trans) const;
   // The operand types of an mma.sync m16n8: f16 and bf16 (k16, f32 accumulator), tf32 (k8, f32
-  // accumulator; each operand word an f32 whose low 13 mantissa bits are zero: round_to_tf32), s8
+  // accumulator; each operand word an f32 of which the tensor core reads the sign, the exponent
+  // and the top 10 mantissa bits: truncate_to_tf32), s8
   // (k32, wrapping i32 accumulator). In every case an operand register is one 32-bit word of
   // 32 / k-bytes elements, the lower k first.
   enum class MmaType { F16, BF16, TF32, S8 };
@@ -94,10 +100,6 @@ class Target {
   virtual std::vector<llvm::Value*> mma_m16n8(llvm::IRBuilder<>& b, MmaType type, const std::vector<llvm::Value*>& a,
                                               const std::vector<llvm::Value*>& bm,
                                               const std::vector<llvm::Value*>& c) const;
-  // cvt.rna.tf32.f32: an f32 rounded to tf32 (10 mantissa bits, to nearest, ties away from zero),
-  // as an f32; infinities and NaNs pass unchanged (interp/dot.cpp rounds alike).
-  virtual llvm::Value* round_to_tf32(llvm::IRBuilder<>& b, llvm::Value* f32) const;
-
   // Warpgroup MMA (sm_90a; lower_wgmma.cpp): wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}
   // with both operands in shared memory, given by 64-bit matrix descriptors (PTX ISA "Matrix
   // Descriptor Format": start address, leading and stride byte offsets, each >> 4 in 14 bits;

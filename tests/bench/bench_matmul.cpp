@@ -2,12 +2,13 @@
 // configuration, timed as triton.testing.do_bench times (an L2-flushing memset before each run,
 // median of the repetitions). Each case is checked once before it is timed: 256 sampled elements
 // of C against a double-precision host dot product, |got - want| <= 2e-2 * (1 + |want|) / (bf16,
-// f16 outputs round to 8 / 11 bits). Prints one line per (shape, config) and exits 3 when a check
+// f16 outputs round to 8 / 11 bits, tf32 operands to 11; int8 sums are exact). Prints one line per (shape, config) and exits 3 when a check
 // failed. tests/bench/matmul_ref.py is Triton's and cuBLAS's side.
 //   tessera_bench_matmul            TFLOP/s per shape and configuration
 //   tessera_bench_matmul compile    cold compile and autotuning times (fresh TESSERA_CACHE_DIR)
 //   tessera_bench_matmul one DTYPE M N K BM BN BK WARPS STAGES
-//                                   one shape (bf16 or fp16) and one configuration, for a profiler
+//                                   one shape (bf16, fp16, tf32: f32 operands multiplied as tf32,
+//                                   int8: i32 output) and one configuration, for a profiler
 //   tessera_bench_matmul ptx DTYPE M N K BM BN BK WARPS STAGES ARCH
 //                                   that kernel's PTX for ARCH (sm_80, sm_90a) on stdout, no GPU
 //                                   needed (ptxas -v on it gives the registers the GPU would use)
@@ -21,6 +22,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cuda/cuda_driver.hpp"
@@ -46,18 +48,36 @@ const std::vector<ex::MatmulConfig> kConfigs = {
     cfg_of(64, 128, 32, 4, 4),  cfg_of(128, 128, 64, 8, 3), cfg_of(128, 128, 32, 8, 1), cfg_of(128, 128, 64, 8, 1),
     cfg_of(64, 128, 32, 4, 1),  cfg_of(128, 128, 64, 4, 3), cfg_of(128, 256, 32, 8, 4)};
 
+// C's element type for operands of T: T for half and bfloat16, float for float (tf32), int32_t for
+// int8_t, as Triton's side stores them.
+template <class T>
+using output_t = std::conditional_t<std::is_same_v<T, std::int8_t>, std::int32_t, T>;
+
+// Random operands: floats in [-1, 1), int8 over its whole range.
+template <class T>
+std::vector<T> random_operand(std::size_t count, std::mt19937& rng) {
+  std::vector<T> v(count);
+  if constexpr (std::is_same_v<T, std::int8_t>) {
+    std::uniform_int_distribution<int> dist(-128, 127);
+    for (auto& x : v) x = static_cast<T>(dist(rng));
+  } else {
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    for (auto& x : v) x = T(dist(rng));
+  }
+  return v;
+}
+
 template <class T>
 void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t m, std::int64_t n, std::int64_t k,
                  const std::vector<ex::MatmulConfig>& configs = kConfigs) {
+  using Out = output_t<T>;
   std::mt19937 rng(11);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  std::vector<T> ha(static_cast<std::size_t>(m * k)), hb(static_cast<std::size_t>(k * n));
-  for (auto& v : ha) v = T(dist(rng));
-  for (auto& v : hb) v = T(dist(rng));
+  const std::vector<T> ha = random_operand<T>(static_cast<std::size_t>(m * k), rng);
+  const std::vector<T> hb = random_operand<T>(static_cast<std::size_t>(k * n), rng);
   auto a = ts::Buffer<T>::from_host(ha);
   auto b = ts::Buffer<T>::from_host(hb);
-  ts::Buffer<T> c(static_cast<std::size_t>(m * n));
-  static auto matmul = ex::make_matmul<T, T>("matmul");
+  ts::Buffer<Out> c(static_cast<std::size_t>(m * n));
+  static auto matmul = ex::make_matmul<T, Out>("matmul");
   const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
 
   double best = 0;
@@ -71,7 +91,7 @@ void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t
       auto launch = [&] {
         std::apply([&](auto... sc) { matmul[ex::matmul_options(s, cfg)](a, b, c, sc...); }, ex::matmul_scalars(s));
       };
-      drv.memset_d8(reinterpret_cast<tessera::cuda::CUdeviceptr>(c.data()), 0xff, c.size() * sizeof(T));  // NaN poison
+      drv.memset_d8(reinterpret_cast<tessera::cuda::CUdeviceptr>(c.data()), 0xff, c.size() * sizeof(Out));  // NaN poison
       launch();
       drv.context_synchronize();
       const auto got = c.to_host();
@@ -83,8 +103,11 @@ void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t
         double want = 0;
         for (std::int64_t p = 0; p < k; ++p)
           want += static_cast<double>(static_cast<float>(ha[i * k + p])) * static_cast<double>(static_cast<float>(hb[p * n + j]));
-        const double g = static_cast<float>(got[i * n + j]);
-        if (!(std::abs(g - want) <= 2e-2 * (1 + std::abs(want)))) {
+        double g = 0;
+        if constexpr (std::is_integral_v<Out>) g = static_cast<double>(got[i * n + j]);
+        else g = static_cast<double>(static_cast<float>(got[i * n + j]));
+        const double allowed = std::is_integral_v<Out> ? 0.0 : 2e-2 * (1 + std::abs(want));  // int sums are exact
+        if (!(std::abs(g - want) <= allowed)) {
           if (bad++ < 3) std::fprintf(stderr, "CHECK FAILED %s %s: C[%lld,%lld] = %g, want %g\n", name.c_str(), cfg_name.c_str(),
                                       static_cast<long long>(i), static_cast<long long>(j), g, want);
         }
@@ -153,11 +176,14 @@ void bench_compile_and_autotune(tessera::cuda::CudaDriver& drv) {
 // device's allocations are (16 bytes and more) give the same specialization.
 template <class T>
 int print_ptx(const std::string& arch, std::int64_t m, std::int64_t n, std::int64_t k, const ex::MatmulConfig& cfg) {
-  static auto matmul = ex::make_matmul<T, T>("matmul");
-  std::vector<T> a(16), b(16), c(16);
+  static auto matmul = ex::make_matmul<T, output_t<T>>("matmul");
+  std::vector<T> a(16), b(16);
+  std::vector<output_t<T>> c(16);
   const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
   const auto art = std::apply(
-      [&](auto... sc) { return matmul.warmup(arch, ex::matmul_options(s, cfg), std::span<T>(a), std::span<T>(b), std::span<T>(c), sc...); },
+      [&](auto... sc) {
+        return matmul.warmup(arch, ex::matmul_options(s, cfg), std::span<T>(a), std::span<T>(b), std::span<output_t<T>>(c), sc...);
+      },
       ex::matmul_scalars(s));
   std::fwrite(art.data.data(), 1, art.data.size(), stdout);
   return 0;
@@ -173,7 +199,9 @@ int main(int argc, char** argv) {
     try {
       if (dtype == "bf16") return print_ptx<ts::bfloat16>(argv[11], num(3), num(4), num(5), cfg);
       if (dtype == "fp16") return print_ptx<ts::half>(argv[11], num(3), num(4), num(5), cfg);
-      return std::fprintf(stderr, "bench_matmul ptx: dtype %s is not bf16 or fp16\n", dtype.c_str()), 2;
+      if (dtype == "tf32") return print_ptx<float>(argv[11], num(3), num(4), num(5), cfg);
+      if (dtype == "int8") return print_ptx<std::int8_t>(argv[11], num(3), num(4), num(5), cfg);
+      return std::fprintf(stderr, "bench_matmul ptx: dtype %s is not bf16, fp16, tf32 or int8\n", dtype.c_str()), 2;
     } catch (const ts::Error& e) {
       std::fprintf(stderr, "bench_matmul: %s\n", e.what());
       return 1;
@@ -199,7 +227,9 @@ int main(int argc, char** argv) {
       drv.ensure_context();
       if (dtype == "bf16") bench_shape<ts::bfloat16>(drv, "bf16", num(3), num(4), num(5), one);
       else if (dtype == "fp16") bench_shape<ts::half>(drv, "fp16", num(3), num(4), num(5), one);
-      else return std::fprintf(stderr, "bench_matmul one: dtype %s is not bf16 or fp16\n", dtype.c_str()), 2;
+      else if (dtype == "tf32") bench_shape<float>(drv, "tf32", num(3), num(4), num(5), one);
+      else if (dtype == "int8") bench_shape<std::int8_t>(drv, "int8", num(3), num(4), num(5), one);
+      else return std::fprintf(stderr, "bench_matmul one: dtype %s is not bf16, fp16, tf32 or int8\n", dtype.c_str()), 2;
     } catch (const ts::Error& e) {
       std::fprintf(stderr, "bench_matmul: %s\n", e.what());
       return 1;
@@ -214,6 +244,8 @@ int main(int argc, char** argv) {
     bench_shape<ts::half>(drv, "fp16", 8192, 8192, 8192);
     bench_shape<ts::bfloat16>(drv, "bf16", 8192, 8192, 512);
     bench_shape<ts::bfloat16>(drv, "bf16", 16384, 1024, 1024);
+    bench_shape<float>(drv, "tf32", 4096, 4096, 4096);
+    bench_shape<std::int8_t>(drv, "int8", 8192, 8192, 8192);
   } catch (const ts::Error& e) {
     std::fprintf(stderr, "bench_matmul: %s\n", e.what());
     return 1;

@@ -2,8 +2,9 @@
 TFLOP/s, timed with triton.testing.do_bench (median). Triton's kernel is the classic grouped-order
 matmul of its tutorial 03 (the algorithm tessera's example runs), with an autotuned choice over the
 usual configs and, separately, num_stages=1. `matmul_ref.py one DTYPE M N K BM BN BK WARPS STAGES` runs one
-shape and configuration (for a profiler). Each kernel's output is checked against
-torch.matmul before it is timed."""
+shape and configuration (for a profiler). DTYPE: bf16, fp16, tf32 (f32 tensors, tl.dot's default
+input_precision; cuBLAS with allow_tf32) or int8 (i32 accumulator and output; cuBLAS through
+torch._int_mm; TOP/s). Each kernel's output is checked against torch before it is timed."""
 import sys
 
 import torch
@@ -13,7 +14,8 @@ import triton.language as tl
 
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                  ACC_INT: tl.constexpr):
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -25,11 +27,11 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
     rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32 if ACC_INT else tl.float32)
     for k0 in range(0, K, BLOCK_K):
         ks = k0 + rk
-        a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak, mask=ks[None, :] < K, other=0.0)
-        b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn, mask=ks[:, None] < K, other=0.0)
+        a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak, mask=ks[None, :] < K, other=0)
+        b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn, mask=ks[:, None] < K, other=0)
         acc = tl.dot(a, b, acc)
     om = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     on = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -49,12 +51,14 @@ def run(a, b, c, cfg):
     N = b.shape[1]
     grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
     matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=w, num_stages=s)
+                        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, ACC_INT=a.dtype == torch.int8,
+                        num_warps=w, num_stages=s)
 
 
 def main():
     shapes = [("bf16", 4096, 4096, 4096), ("bf16", 8192, 8192, 8192), ("fp16", 8192, 8192, 8192),
-              ("bf16", 8192, 8192, 512), ("bf16", 16384, 1024, 1024)]
+              ("bf16", 8192, 8192, 512), ("bf16", 16384, 1024, 1024), ("tf32", 4096, 4096, 4096),
+              ("int8", 8192, 8192, 8192)]
     configs = CONFIGS
     if len(sys.argv) == 11 and sys.argv[1] == "one":  # one DTYPE M N K BM BN BK WARPS STAGES (for a profiler)
         dt, *nums = sys.argv[2:]
@@ -62,23 +66,34 @@ def main():
         configs = [tuple(map(int, nums[3:]))]
     failed = 0
     for dt, M, N, K in shapes:
-        dtype = torch.bfloat16 if dt == "bf16" else torch.float16
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32": torch.float32, "int8": torch.int8}[dt]
+        torch.backends.cuda.matmul.allow_tf32 = dt == "tf32"
         torch.manual_seed(0)
-        a = torch.rand(M, K, device="cuda", dtype=dtype) * 2 - 1
-        b = torch.rand(K, N, device="cuda", dtype=dtype) * 2 - 1
-        ref = torch.matmul(a, b)
+        if dt == "int8":
+            a = torch.randint(-128, 128, (M, K), device="cuda", dtype=dtype)
+            b = torch.randint(-128, 128, (K, N), device="cuda", dtype=dtype)
+            cublas = lambda: torch._int_mm(a, b)  # noqa: E731
+            out_dtype = torch.int32
+        else:
+            a = torch.rand(M, K, device="cuda", dtype=dtype) * 2 - 1
+            b = torch.rand(K, N, device="cuda", dtype=dtype) * 2 - 1
+            cublas = lambda: torch.matmul(a, b)  # noqa: E731
+            out_dtype = dtype
+        ref = cublas()
         flops = 2.0 * M * N * K
-        ms = triton.testing.do_bench(lambda: torch.matmul(a, b), warmup=25, rep=200, return_mode="median")
+        ms = triton.testing.do_bench(cublas, warmup=25, rep=200, return_mode="median")
         print(f"cuBLAS  {dt} {M}x{N}x{K} {flops / ms / 1e9:8.1f} TFLOP/s", flush=True)
         best, best_s1 = 0.0, 0.0
         for cfg in configs:
-            c = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
+            c = (torch.full((M, N), -1, device="cuda", dtype=out_dtype) if dt == "int8" else
+                 torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype))
             try:
                 run(a, b, c, cfg)
             except Exception as e:  # out of resources for a config
                 print(f"triton  {dt} {M}x{N}x{K} {cfg} could not run: {type(e).__name__}", flush=True)
                 continue
-            ok = torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=2e-2 * (1 + ref.float().abs().max().item()) * 0 + 5e-1)
+            ok = (torch.equal(c, ref) if dt == "int8" else
+                  torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=5e-1))
             ms = triton.testing.do_bench(lambda: run(a, b, c, cfg), warmup=25, rep=200, return_mode="median")
             t = flops / ms / 1e9
             print(f"triton  {dt} {M}x{N}x{K} {str(cfg):24s} {t:8.1f} TFLOP/s check {'ok' if ok else 'FAILED'}", flush=True)

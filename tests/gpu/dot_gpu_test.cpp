@@ -1,6 +1,6 @@
 // dot on the GPU (the matmul example's kernel) against the interpreter, element by element, with
 // poisoned outputs: f16 and bf16 (wgmma on sm_90a where the tile allows, else mma.sync and
-// ldmatrix), f32 and i8 (fma loops), blocks from 16 x 16 to 128 x 256, sizes that are and are not
+// ldmatrix), f32 (tf32 and tf32x3 on mma.sync, ieee in fma loops) and i8 (mma.sync), blocks from 16 x 16 to 128 x 256, sizes that are and are not
 // multiples of the blocks, B row- and column-major, num_warps 4 and 8, num_stages 1 to 5, and
 // chained dots (an accumulator cast to 16 bits as the next dot's left operand), on the device's own
 // target; tests/gpu/device_run.sh runs the [dot] cases again with
@@ -27,12 +27,15 @@ struct DotCase {
   std::int64_t m, n, k;
   ex::MatmulConfig cfg;
   bool b_transposed;
-  bool tensor_core_tile = false;  // 16-bit operands only: 4-byte ones would overflow shared memory
+  bool tensor_core_tile = false;  // not for 4-byte operands: they would overflow shared memory
 };
 
-template <class In, class Out>
+// P: the input precision of f32 operands. tf32's operands are truncated alike on both sides; tf32x3
+// is held to the interpreter's f32 products ("ieee") within the same bound as the rest, which
+// plain tf32 would not meet (about 2^-11 per product).
+template <class In, class Out, ts::InputPrecision P = ts::InputPrecision::tf32>
 void check_gpu_dot(double lo, double hi) {
-  auto matmul = ex::make_matmul<In, Out>("dot_gpu_test");
+  auto matmul = ex::make_matmul<In, Out, P>("dot_gpu_test");
   const DotCase cases[] = {
       {16, 16, 16, {.block_m = 16, .block_n = 16, .block_k = 16, .group_m = 1, .num_warps = 4}, false},
       {300, 200, 100, {.block_m = 64, .block_n = 64, .block_k = 32, .group_m = 4, .num_warps = 4}, true},
@@ -50,7 +53,7 @@ void check_gpu_dot(double lo, double hi) {
       {256, 512, 256, {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 4}, true, true},
   };
   for (const DotCase& c : cases) {
-    if (c.tensor_core_tile && sizeof(In) != 2) continue;
+    if (c.tensor_core_tile && sizeof(In) == 4) continue;
     ex::MatmulShape s{c.m, c.n, c.k, c.k, 1, c.n, 1, c.n, 1};
     if (c.b_transposed) s.stride_bk = 1, s.stride_bn = c.k;
     std::mt19937 rng(static_cast<std::uint32_t>(c.m * 31 + c.k));
@@ -90,8 +93,61 @@ void check_gpu_dot(double lo, double hi) {
 
 TEST_CASE("GPU dot f16 (tensor cores) matches the interpreter", "[gpu][dot]") { check_gpu_dot<ts::half, float>(-1, 1); }
 TEST_CASE("GPU dot bf16 (tensor cores) matches the interpreter", "[gpu][dot]") { check_gpu_dot<ts::bfloat16, float>(-1, 1); }
-TEST_CASE("GPU dot f32 (fma) matches the interpreter", "[gpu][dot]") { check_gpu_dot<float, float>(-1, 1); }
-TEST_CASE("GPU dot i8 (fma) matches the interpreter", "[gpu][dot]") { check_gpu_dot<std::int8_t, std::int32_t>(-128, 127); }
+TEST_CASE("GPU dot f32, tf32 (tensor cores) matches the interpreter", "[gpu][dot]") {
+  check_gpu_dot<float, float, ts::InputPrecision::tf32>(-1, 1);
+}
+TEST_CASE("GPU dot f32, tf32x3 (three tensor-core products) is as near f32 products as the bound", "[gpu][dot]") {
+  check_gpu_dot<float, float, ts::InputPrecision::tf32x3>(-1, 1);
+}
+TEST_CASE("GPU dot f32, ieee (fma) matches the interpreter", "[gpu][dot]") {
+  check_gpu_dot<float, float, ts::InputPrecision::ieee>(-1, 1);
+}
+TEST_CASE("GPU dot i8 (tensor cores where K allows) matches the interpreter", "[gpu][dot]") {
+  check_gpu_dot<std::int8_t, std::int32_t>(-128, 127);
+}
+
+TEST_CASE("GPU dot tf32 reads its operands as the interpreter truncates them, bit for bit", "[gpu][dot]") {
+  // A in [1, 2) with every mantissa bit random, B small integers: each product of a truncated A
+  // (11 significant bits) and a B is exact, and so is every sum (multiples of 2^-10 below 2^9),
+  // whatever the order. The results then differ from the interpreter's exactly where the tensor
+  // cores read A otherwise than by dropping its 13 low mantissa bits (rounding them, say).
+  auto matmul = ex::make_matmul<float, float>("dot_gpu_tf32_bits");
+  constexpr std::int64_t m = 256, n = 192, k = 64;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> mantissa(1.f, 2.f);
+  std::uniform_int_distribution<int> small(-4, 4);
+  std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+  for (auto& v : a) v = mantissa(rng);
+  for (auto& v : b) v = static_cast<float>(small(rng));
+  for (const bool b_transposed : {false, true})
+    for (const ex::MatmulConfig cfg : {ex::MatmulConfig{.block_m = 64, .block_n = 64, .block_k = 32, .num_warps = 4},
+                                       ex::MatmulConfig{.block_m = 128, .block_n = 64, .block_k = 16, .num_warps = 8, .num_stages = 1}}) {
+      ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
+      if (b_transposed) s.stride_bk = 1, s.stride_bn = k;
+      std::vector<float> bt = b;
+      if (b_transposed)
+        for (std::int64_t p = 0; p < k; ++p)
+          for (std::int64_t j = 0; j < n; ++j) bt[static_cast<std::size_t>(j * k + p)] = b[static_cast<std::size_t>(p * n + j)];
+      auto run = [&](ts::Executor e) {
+        auto da = ts::Buffer<float>::from_host(a, e), db = ts::Buffer<float>::from_host(bt, e);
+        auto dc = ts::Buffer<float>::from_host(std::vector<float>(static_cast<std::size_t>(m * n), std::numeric_limits<float>::quiet_NaN()), e);
+        std::apply([&](auto... sc) { matmul[ex::matmul_options(s, cfg, e)](da, db, dc, sc...); }, ex::matmul_scalars(s));
+        ts::synchronize(e);
+        return dc.to_host();
+      };
+      const auto gpu = run(ts::Executor::Cuda), want = run(ts::Executor::Interpreter);
+      const auto reference = ex::matmul_reference<float>(a, bt, s, /*tf32=*/true);
+      std::int64_t bad = 0, bad_reference = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        bad += !(gpu[i] == want[i]);
+        bad_reference += !(static_cast<double>(want[i]) == reference[i]);
+      }
+      INFO((b_transposed ? "B column-major" : "B row-major") << ", blocks " << cfg.block_m << "x" << cfg.block_n << "x"
+                                                             << cfg.block_k << ", warps " << cfg.num_warps);
+      CHECK(bad == 0);
+      CHECK(bad_reference == 0);
+    }
+}
 
 namespace {
 

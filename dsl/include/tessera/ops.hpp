@@ -121,8 +121,8 @@ template <class T>
 using dot_accumulator_t = std::conditional_t<std::is_same_v<T, std::int8_t>, std::int32_t, float>;
 
 // How a dot of float operands uses the tensor cores, as Triton's input_precision: tf32 (the
-// default, as Triton's: both operands rounded to tf32, 10 mantissa bits, then multiplied exactly
-// and summed in f32), tf32x3 (each operand as a tf32 high part plus a tf32 remainder, three
+// default, as Triton's: both operands read as tf32, their mantissas truncated to 10 bits, then
+// multiplied exactly and summed in f32), tf32x3 (each operand as a tf32 high part plus a tf32 remainder, three
 // tensor-core products: close to f32 accuracy at a third of tf32's speed), ieee (full f32
 // products on the FMA units; no tensor cores).
 enum class InputPrecision { tf32, tf32x3, ieee };
