@@ -7,6 +7,8 @@
 //     (backends/cuda/libdevice_target.cpp); else null for f32 (tessera's own IR, lower_math.cpp)
 //     and a ProgramError for f64, except rsqrt (1/sqrt.rn is exact enough).
 //   sqrt: null, i.e. llvm.sqrt, which selects the IEEE sqrt.rn.
+//   fmod (float %): libdevice's __nv_fmod[f], exact; else null: tessera's exact fmod
+//     (jit/lower/exact_fmod.cpp), not LLVM's frem, which NVPTX expands inexactly.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
@@ -61,7 +63,7 @@ llvm::Value* libdevice_call(llvm::IRBuilder<>& b, const std::string& fn, llvm::A
 }
 
 bool is_libdevice_fn(const std::string& fn) {
-  for (const char* f : {"exp", "exp2", "log", "log2", "rsqrt", "sin", "cos", "tanh", "erf", "pow"})
+  for (const char* f : {"exp", "exp2", "log", "log2", "rsqrt", "sin", "cos", "tanh", "erf", "pow", "fmod"})
     if (fn == f) return true;
   return false;
 }
@@ -83,6 +85,7 @@ llvm::Value* nvptx_math(llvm::IRBuilder<>& b, const std::string& fn, llvm::Array
   if (type->isFloatTy() && (fn == "exp" || fn == "exp2" || fn == "log" || fn == "log2")) return fast_f32(b, fn, args[0]);
   const bool have_libdevice = !libdevice_path().empty();
   if (have_libdevice) return libdevice_call(b, fn, args);
+  if (fn == "fmod") return nullptr;  // exact in tessera's own IR for f32 and f64
   if (type->isFloatTy()) return fn == "rsqrt" ? rsqrt_newton_f32(b, args[0]) : nullptr;
   if (fn == "rsqrt") return nullptr;
   throw ProgramError("tessera: " + fn + " on f64 tiles needs CUDA's libdevice, which was not found (set TESSERA_LIBDEVICE " +

@@ -81,7 +81,9 @@ llvm::Value* KernelLowering::lower_binary(OpKind k, DType d, llvm::Value* a, llv
         return b_.CreateFDiv(a, b);
       }
       return uns ? b_.CreateUDiv(a, b) : b_.CreateSDiv(a, b);
-    case OpKind::Rem: return fp ? b_.CreateFRem(a, b) : uns ? b_.CreateURem(a, b) : b_.CreateSRem(a, b);
+    case OpKind::Rem:
+      if (fp) return lower_float_rem(a, b);
+      return uns ? b_.CreateURem(a, b) : b_.CreateSRem(a, b);
     case OpKind::And: return b_.CreateAnd(a, b);
     case OpKind::Or: return b_.CreateOr(a, b);
     case OpKind::Xor: return b_.CreateXor(a, b);
@@ -97,6 +99,16 @@ llvm::Value* KernelLowering::lower_binary(OpKind k, DType d, llvm::Value* a, llv
     case OpKind::Max: return intrinsic(fp ? llvm::Intrinsic::maxnum : uns ? llvm::Intrinsic::umax : llvm::Intrinsic::smax);
     default: throw InternalError("lowering: not a binary op");
   }
+}
+
+// Float %: C's fmod, exact (ops.def). The target's own where it has an exact one (libdevice's
+// __nv_fmodf), else tessera's (exact_fmod.cpp); f16 and bf16 through f32, where fmod is exact too.
+llvm::Value* KernelLowering::lower_float_rem(llvm::Value* a, llvm::Value* b) {
+  llvm::Type* t = a->getType();
+  if (t->isHalfTy() || t->isBFloatTy())
+    return b_.CreateFPTrunc(lower_float_rem(b_.CreateFPExt(a, b_.getFloatTy()), b_.CreateFPExt(b, b_.getFloatTy())), t);
+  if (llvm::Value* r = target_.math_binary(b_, "fmod", a, b)) return r;
+  return exact_fmod(b_, a, b);
 }
 
 llvm::Value* KernelLowering::lower_compare(OpKind k, DType d, llvm::Value* a, llvm::Value* b) {

@@ -58,6 +58,7 @@ class KernelLowering {
   // Ops (lower_ops.cpp).
   void lower_elementwise(const ir::Op& op);
   llvm::Value* lower_binary(ir::OpKind k, ir::DType d, llvm::Value* a, llvm::Value* b);
+  llvm::Value* lower_float_rem(llvm::Value* a, llvm::Value* b);
   llvm::Value* lower_compare(ir::OpKind k, ir::DType d, llvm::Value* a, llvm::Value* b);
   llvm::Value* lower_unary(const ir::Op& op, llvm::Value* x);
   llvm::Value* lower_cast(const ir::Type& from, const ir::Type& to, llvm::Value* x);

@@ -21,6 +21,10 @@ namespace tessera::lower {
 // The interpreter truncates alike (interp/dot.cpp), so that it stays the GPU's oracle.
 llvm::Value* truncate_to_tf32(llvm::IRBuilder<>& b, llvm::Value* f32);
 
+// x % y on f32 or f64 as C's fmod, exactly: a call to a function built into the module once
+// (exact_fmod.cpp), for targets whose frem is not exact (NVPTX and AMDGPU expand it through x/y).
+llvm::Value* exact_fmod(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y);
+
 class Target {
  public:
   virtual ~Target() = default;

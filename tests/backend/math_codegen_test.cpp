@@ -37,7 +37,7 @@ struct EnvGuard {  // sets TESSERA_LIBDEVICE for one scope
 
 const std::pair<const char*, int> kOps[] = {{"exp", 1}, {"log", 1}, {"exp2", 1}, {"log2", 1}, {"rsqrt", 1},
                                             {"sin", 1}, {"cos", 1}, {"tanh", 1}, {"sigmoid", 1}, {"erf", 1},
-                                            {"floor", 1}, {"ceil", 1}, {"sqrt", 1}, {"pow", 2}, {"fma", 3}};
+                                            {"floor", 1}, {"ceil", 1}, {"sqrt", 1}, {"pow", 2}, {"fma", 3}, {"rem", 2}};
 
 bool have_libdevice() {
   const char* home = std::getenv("CUDA_HOME");
@@ -67,7 +67,7 @@ TEST_CASE("math ops compile to PTX with and without libdevice", "[backend][nvptx
         for (auto [op, arity] : kOps) {
           INFO(mode << " " << arch << " " << op << " " << dtype);
           const bool f64_needs_lib = std::string(dtype) == "f64" && std::string(mode) == "own" &&
-                                     std::string("floor ceil fma sqrt rsqrt").find(op) == std::string::npos;
+                                     std::string("floor ceil fma sqrt rsqrt rem").find(op) == std::string::npos;
           if (f64_needs_lib) {
             CHECK_THROWS_AS(compile(op, arity, dtype, arch), tessera::ProgramError);
             continue;
@@ -87,6 +87,29 @@ TEST_CASE("exp and log on f32 stay ex2.approx / lg2.approx with libdevice", "[ba
   CHECK(tessera::test::contains(compile("log2", 1, "f32", "sm_80"), R"(lg2\.approx\.f32\s)"));
 }
 
+TEST_CASE("float % is the exact long division, not frem's x - trunc(x/y)*y, without libdevice", "[backend][nvptx][math]") {
+  EnvGuard env("0");
+  for (const std::string dtype : {"f32", "f64"}) {
+    // x % y of two loads (math_kernel's x % x would fold away).
+    const std::string t = "<256x" + dtype + ">", p = "<256xptr<" + dtype + ">>";
+    auto m = tessera::ir::parse_module(
+        "kernel @m(%x: ptr<" + dtype + ">, %y: ptr<" + dtype + ">, %out: ptr<" + dtype + ">) num_warps = 4 {\n"
+        "  %0 = arange {end = 256, start = 0} : <256xi32>\n"
+        "  %1 = splat %x : " + p + "\n  %2 = addptr %1, %0 : " + p + "\n  %3 = load %2 : " + t + "\n"
+        "  %4 = splat %y : " + p + "\n  %5 = addptr %4, %0 : " + p + "\n  %6 = load %5 : " + t + "\n"
+        "  %7 = rem %3, %6 : " + t + "\n"
+        "  %8 = splat %out : " + p + "\n  %9 = addptr %8, %0 : " + p + "\n  store %9, %7\n  return\n}\n",
+        "math_codegen_test");
+    tessera::transforms::assign_layouts(*m, tessera::analysis::target_info("sm_90a"));
+    const std::string ptx = tessera::lower::compile_to_device(*m, "sm_90a").assembly;
+    INFO(dtype);
+    CHECK_FALSE(tessera::test::contains(ptx, R"(cvt\.rzi)"));
+    CHECK_FALSE(tessera::test::contains(ptx, R"(\bdiv\.)"));
+    CHECK(tessera::test::contains(ptx, R"(\bclz\.b(32|64)\b)"));  // the significands' normalization
+    tessera::test::check_ptxas_accepts(ptx, "sm_90a");
+  }
+}
+
 TEST_CASE("math ops compile for gfx942", "[backend][amdgpu][math]") {
   for (const char* dtype : {"f32", "f16", "bf16"})
     for (auto [op, arity] : kOps) {
@@ -94,6 +117,7 @@ TEST_CASE("math ops compile for gfx942", "[backend][amdgpu][math]") {
       CHECK_FALSE(compile(op, arity, dtype, "gfx942").empty());
     }
   for (const char* op : {"floor", "ceil", "sqrt", "rsqrt"}) CHECK_FALSE(compile(op, 1, "f64", "gfx942").empty());
+  CHECK_FALSE(compile("rem", 2, "f64", "gfx942").empty());
   CHECK_FALSE(compile("fma", 3, "f64", "gfx942").empty());
   CHECK_THROWS_AS(compile("tanh", 1, "f64", "gfx942"), tessera::ProgramError);
 }

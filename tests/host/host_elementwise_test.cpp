@@ -3,6 +3,7 @@
 // masked loads with `other`; i1 tiles; a 3-D grid; a branch on a scalar; every num_warps, one
 // element to a million.
 #include "host_test_util.hpp"
+#include "tests/common/numerics_reference.hpp"
 
 using namespace host_test;
 
@@ -175,4 +176,54 @@ TEST_CASE("program ids and program counts of a 3-D grid, and a branch on a scala
   against_interpreter("3-D grid", run,
                       [](const std::string& what, const auto& got, const auto& want) { expect_match(what, got, want); },
                       kAllWarps, kWarps64);
+}
+
+namespace {
+// Operands as random bit patterns (every exponent, subnormals, infinities and NaNs among them),
+// then pairs of specials and the quotients near and far beyond 2^mantissa that an x - trunc(x/y)*y
+// lowering gets wrong.
+template <class T, class Bits>
+std::pair<std::vector<T>, std::vector<T>> rem_inputs(std::size_t n, std::mt19937_64& rng) {
+  std::vector<T> a(n), b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto p = static_cast<Bits>(rng()), q = static_cast<Bits>(rng());
+    std::memcpy(&a[i], &p, sizeof(T));
+    std::memcpy(&b[i], &q, sizeof(T));
+    if (i % 3 == 0) b[i] = static_cast<T>(static_cast<float>(rng() % 1000) - 500.0f);  // ordinary divisors
+  }
+  const double inf = INFINITY;
+  const double specials[] = {0.0, -0.0, 1.0, -3.0, inf, -inf, NAN, 7.0, 1e-40, 65504.0};
+  std::size_t i = 0;
+  for (double s : specials)
+    for (double t : specials) a[i] = static_cast<T>(s), b[i] = static_cast<T>(t), ++i;
+  return {a, b};
+}
+
+template <class T, class Bits>
+void check_exact_rem() {
+  auto k = numerics_reference::make_rem<T>();
+  const std::size_t n = 4000;
+  std::mt19937_64 rng(kSeed);
+  const auto [a, b] = rem_inputs<T, Bits>(n, rng);
+  std::vector<T> want(n);
+  for (std::size_t i = 0; i < n; ++i)
+    want[i] = static_cast<T>(std::fmod(static_cast<double>(as_double(a[i])), static_cast<double>(as_double(b[i]))));
+  enable_host();
+  for (ts::Executor e : {ts::Executor::Interpreter, ts::Executor::Host, ts::Executor::Host64}) {
+    auto out = poisoned<T>(n);
+    k[{.grid = {ts::cdiv(static_cast<std::int64_t>(n), 256)}, .num_warps = 4, .executor = e}](
+        a, b, out, static_cast<std::int32_t>(n));
+    expect_match(std::string("% on ") + type_name<T>() + ", " + executor_name(e), out, want);
+  }
+}
+}  // namespace
+
+TEST_CASE("float % is C's fmod, exact at any quotient, on the interpreter and the host targets",
+          "[host][elementwise][fmod]") {
+  // fmod in double is exact and its result is representable in the operands' type, so the
+  // double computation is the reference for every float type.
+  check_exact_rem<float, std::uint32_t>();
+  check_exact_rem<double, std::uint64_t>();
+  check_exact_rem<ts::half, std::uint16_t>();
+  check_exact_rem<ts::bfloat16, std::uint16_t>();
 }

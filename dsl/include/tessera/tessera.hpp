@@ -13,6 +13,7 @@
 #include "tessera/kernel.hpp"
 #include "tessera/launch.hpp"
 #include "tessera/ops.hpp"
+#include "tessera/random.hpp"
 #include "tessera/reduce.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/tile.hpp"
