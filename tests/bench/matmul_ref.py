@@ -2,7 +2,7 @@
 TFLOP/s, timed with triton.testing.do_bench (median). Triton's kernel is the classic grouped-order
 matmul of its tutorial 03 (the algorithm tessera's example runs), with an autotuned choice over the
 usual configs and, separately, num_stages=1. `matmul_ref.py one DTYPE M N K BM BN BK WARPS STAGES` runs one
-shape and configuration (for a profiler). DTYPE: bf16, fp16, tf32 (f32 tensors, tl.dot's default
+shape and configuration (for a profiler), `matmul_ref.py DTYPE` one dtype's shapes. DTYPE: bf16, fp16, tf32 (f32 tensors, tl.dot's default
 input_precision; cuBLAS with allow_tf32) or int8 (i32 accumulator and output; cuBLAS through
 torch._int_mm; TOP/s). Each kernel's output is checked against torch before it is timed."""
 import sys
@@ -32,7 +32,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
         ks = k0 + rk
         a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak, mask=ks[None, :] < K, other=0)
         b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn, mask=ks[:, None] < K, other=0)
-        acc = tl.dot(a, b, acc)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32 if ACC_INT else tl.float32)
     om = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     on = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     tl.store(c_ptr + om[:, None] * stride_cm + on[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty),
@@ -60,6 +60,8 @@ def main():
               ("bf16", 8192, 8192, 512), ("bf16", 16384, 1024, 1024), ("tf32", 4096, 4096, 4096),
               ("int8", 8192, 8192, 8192)]
     configs = CONFIGS
+    if len(sys.argv) == 2:  # one DTYPE's shapes only
+        shapes = [sh for sh in shapes if sh[0] == sys.argv[1]]
     if len(sys.argv) == 11 and sys.argv[1] == "one":  # one DTYPE M N K BM BN BK WARPS STAGES (for a profiler)
         dt, *nums = sys.argv[2:]
         shapes = [(dt, *map(int, nums[:3]))]
@@ -90,7 +92,8 @@ def main():
             try:
                 run(a, b, c, cfg)
             except Exception as e:  # out of resources for a config
-                print(f"triton  {dt} {M}x{N}x{K} {cfg} could not run: {type(e).__name__}", flush=True)
+                first = next((ln for ln in str(e).splitlines() if "Error" in ln or "error" in ln), str(e)[:200])
+                print(f"triton  {dt} {M}x{N}x{K} {cfg} could not run: {type(e).__name__}: {first.strip()[:300]}", flush=True)
                 continue
             ok = (torch.equal(c, ref) if dt == "int8" else
                   torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=5e-1))

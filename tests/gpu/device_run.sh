@@ -69,6 +69,11 @@ else
   SKIPPED+=("tessera_random_gpu_tests (not in the pack)")
   echo "SKIPPED: tessera_random_gpu_tests is not in the pack"
 fi
+# Triton's tl.randint4x / rand / randn against the reference Philox that numerics_gpu_test.cpp holds
+# tessera's to: together, tessera's random numbers are Triton's.
+echo "== Triton's random numbers against the reference Philox"
+python3 tests/gpu/triton_random_check.py 2>&1 | tee $OUT/triton_random.log
+(( PIPESTATUS[0] == 0 )) || fail "tests/gpu/triton_random_check.py (see $OUT/triton_random.log)"
 
 fi
 
