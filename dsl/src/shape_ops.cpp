@@ -78,3 +78,64 @@ std::pair<ir::Value*, ir::Value*> emit_split(ir::Value* a, const Loc& loc) {
 }
 
 }  // namespace tessera::detail
+
+namespace tessera::detail {
+
+ir::Value* emit_cat(ir::Value* a, ir::Value* b, const Loc& loc) {
+  require_tile(a, "cat", loc);
+  if (a->type.shape != b->type.shape)
+    program_error(loc, fmt::format("cat of {} and {}: both tiles must have the same shape", shape_str(a->type.shape),
+                                   shape_str(b->type.shape)));
+  // join gives [d0, ..., dk, 2]; moving the new dim first and merging it with d0 puts all of a
+  // before all of b.
+  const int rank = static_cast<int>(a->type.shape.size());
+  std::vector<int> order{rank};
+  for (int d = 0; d < rank; ++d) order.push_back(d);
+  Shape shape = a->type.shape;
+  shape[0] *= 2;
+  return emit_reshape(emit_permute(emit_join(a, b, loc), order, "cat", loc), shape, loc);
+}
+
+ir::Value* emit_interleave(ir::Value* a, ir::Value* b, const Loc& loc) {
+  require_tile(a, "interleave", loc);
+  Shape shape = a->type.shape;
+  ir::Value* joined = emit_join(a, b, loc);  // [..., n, 2]: the pairs already in order
+  shape.back() *= 2;
+  return emit_reshape(joined, shape, loc);
+}
+
+ir::Value* emit_ravel(ir::Value* a, const Loc& loc) {
+  require_tile(a, "ravel", loc);
+  return emit_reshape(a, {a->type.numel()}, loc);
+}
+
+// Reversing an index of k bits complements each bit, and complementing bit j swaps the two halves
+// of a [A, 2, B] view of x (A the dims before and the higher bits, B the lower bits and the dims
+// after): one split and a swapped join per bit, the pair moved last and back when B > 1.
+ir::Value* emit_flip(ir::Value* a, int dim, const Loc& loc) {
+  require_tile(a, "flip", loc);
+  const Shape shape = a->type.shape;
+  const int rank = static_cast<int>(shape.size());
+  const int d = dim < 0 ? dim + rank : dim;
+  if (d < 0 || d >= rank)
+    program_error(loc, fmt::format("flip of {}: dim {} is out of range for a {}-D tile", shape_str(shape), dim, rank));
+  std::int64_t outer = 1, inner = 1;
+  for (int i = 0; i < d; ++i) outer *= shape[static_cast<std::size_t>(i)];
+  for (int i = d + 1; i < rank; ++i) inner *= shape[static_cast<std::size_t>(i)];
+  const std::int64_t n = shape[static_cast<std::size_t>(d)];  // a power of two (tile shapes are)
+  ir::Value* x = a;
+  for (std::int64_t low = 1; low < n; low *= 2) {  // the bit of weight `low`
+    const std::int64_t A = outer * (n / (2 * low)), B = low * inner;
+    if (B == 1) {
+      auto [p, q] = emit_split(emit_reshape(x, {A, 2}, loc), loc);
+      x = emit_join(q, p, loc);
+    } else {
+      ir::Value* pairs_last = emit_permute(emit_reshape(x, {A, 2, B}, loc), {0, 2, 1}, "flip", loc);
+      auto [p, q] = emit_split(pairs_last, loc);
+      x = emit_permute(emit_join(q, p, loc), {0, 2, 1}, "flip", loc);
+    }
+  }
+  return x == a ? a : emit_reshape(x, shape, loc);
+}
+
+}  // namespace tessera::detail

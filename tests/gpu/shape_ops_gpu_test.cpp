@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compare.hpp"
+#include "tests/common/language_reference.hpp"
 
 namespace ts = tessera;
 
@@ -142,4 +143,18 @@ TEST_CASE("GPU join and split match the interpreter", "[gpu][shape]") {
     gpu_test::check_bits("split (low), GPU vs interpreter", lo[0], lo[1]);
     gpu_test::check_bits("split (high), GPU vs interpreter", hi[0], hi[1]);
   }
+}
+
+TEST_CASE("GPU cat, interleave, ravel, flip and broadcast_to move elements as Triton defines them", "[gpu][shape]") {
+  auto k = language_reference::make_shape_ops();
+  for (auto [R, C] : language_reference::kShapes)
+    for (std::int64_t op = 0; op < language_reference::kShapeOps; ++op) {
+      const std::vector<std::int32_t> in = language_reference::shape_input(R, C);
+      const auto want = language_reference::shape_reference(op, in, R, C);
+      auto d_in = ts::Buffer<std::int32_t>::from_host(in, ts::Executor::Cuda);
+      auto d_out = ts::Buffer<std::int32_t>::from_host(std::vector<std::int32_t>(want.size(), -1), ts::Executor::Cuda);
+      k[{.grid = {1}, .meta = {{"R", R}, {"C", C}, {"OP", op}}, .num_warps = 4, .executor = ts::Executor::Cuda}](d_in, d_out);
+      ts::synchronize(ts::Executor::Cuda);
+      gpu_test::check_equal("op " + std::to_string(op) + ", " + std::to_string(R) + "x" + std::to_string(C), d_out.to_host(), want);
+    }
 }

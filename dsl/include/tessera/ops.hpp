@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tessera/element.hpp"
+#include "tessera/shape_ops.hpp"
 #include "tessera/tile.hpp"
 
 namespace tessera {
@@ -65,6 +66,73 @@ template <class X, class Y>
 auto maximum(const X& a, const Y& b, const Loc& loc = Loc::current()) {
   using C = detail::common_t<X, Y>;
   return detail::binary<C, C>(detail::BinOp::Max, a, b, loc);
+}
+
+// How minimum, maximum and clamp treat NaN operands, as Triton's tl.PropagateNan: `none` (the
+// default) returns the other operand (fmin/fmax), `all` returns NaN if either operand is NaN.
+enum class PropagateNan { none, all };
+
+namespace detail {
+// max or min of two float tiles (or a tile and a C++ number), NaN if either is NaN.
+template <class C, class X, class Y>
+Tile<C> nan_propagating(BinOp op, const X& a, const Y& b, const Loc& loc) {
+  const Tile<C> ta(operand_value(a, dtype_of<C>, {}, loc), loc), tb(operand_value(b, dtype_of<C>, {}, loc), loc);
+  const Tile<C> m = binary<C, C>(op, ta, tb, loc);
+  const Tile<bool> a_nan = binary<bool, C>(BinOp::Ne, ta, ta, loc), b_nan = binary<bool, C>(BinOp::Ne, tb, tb, loc);
+  return Tile<C>(emit_select(a_nan.ir_value(loc), ta.ir_value(loc),
+                             emit_select(b_nan.ir_value(loc), tb.ir_value(loc), m.ir_value(loc), dtype_of<C>, loc),
+                             dtype_of<C>, loc),
+                 loc);
+}
+}  // namespace detail
+
+template <class X, class Y>
+  requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
+auto minimum(const X& a, const Y& b, PropagateNan nan, const Loc& loc = Loc::current()) {
+  using C = detail::common_t<X, Y>;
+  static_assert(FloatElement<C>, "tessera::minimum: propagate_nan applies to float operands only; drop it for integers");
+  return nan == PropagateNan::all ? detail::nan_propagating<C>(detail::BinOp::Min, a, b, loc)
+                                  : detail::binary<C, C>(detail::BinOp::Min, a, b, loc);
+}
+template <class X, class Y>
+  requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
+auto maximum(const X& a, const Y& b, PropagateNan nan, const Loc& loc = Loc::current()) {
+  using C = detail::common_t<X, Y>;
+  static_assert(FloatElement<C>, "tessera::maximum: propagate_nan applies to float operands only; drop it for integers");
+  return nan == PropagateNan::all ? detail::nan_propagating<C>(detail::BinOp::Max, a, b, loc)
+                                  : detail::binary<C, C>(detail::BinOp::Max, a, b, loc);
+}
+
+// min(max(x, lo), hi) elementwise on a float tile, as Triton's tl.clamp (lo <= hi is not
+// checked); with PropagateNan::all a NaN in x, lo or hi gives NaN, else a NaN x gives lo.
+template <class T, class L, class H>
+  requires NumericOperands<Tile<T>, L> && NumericOperands<Tile<T>, H>
+Tile<T> clamp(const Tile<T>& x, const L& lo, const H& hi, PropagateNan nan = PropagateNan::none,
+              const Loc& loc = Loc::current()) {
+  static_assert(FloatElement<T>, "tessera::clamp needs a float tile (as Triton's); for integers use "
+                                 "ts::minimum(ts::maximum(x, lo), hi)");
+  const Tile<T> l(detail::operand_value(lo, dtype_of<T>, {}, loc), loc), h(detail::operand_value(hi, dtype_of<T>, {}, loc), loc);
+  return minimum(maximum(x, l, nan, loc), h, nan, loc);
+}
+
+// Triton's swizzle2d: program (i, j) of a size_i x size_j grid renumbered so that groups of
+// size_g rows are walked column by column (L2 reuse, as the grouped matmul order); returns the
+// new (i, j). Integer tiles or C++ integers, computed in the type i and j promote to.
+template <class I, class J, class SI, class SJ, class SG>
+  requires(detail::is_tile<I> || detail::is_tile<J>) && IntegerOperands<I, J>
+auto swizzle2d(const I& i, const J& j, const SI& size_i, const SJ& size_j, const SG& size_g,
+               const Loc& loc = Loc::current()) {
+  using C = detail::common_t<I, J>;
+  auto tile = [&](const auto& v) { return Tile<C>(detail::operand_value(v, dtype_of<C>, {}, loc), loc); };
+  auto op = [&](detail::BinOp o, const Tile<C>& a, const Tile<C>& b) { return detail::binary<C, C>(o, a, b, loc); };
+  using detail::BinOp;
+  const Tile<C> si = tile(size_i), sj = tile(size_j), sg = tile(size_g);
+  const Tile<C> ij = op(BinOp::Add, op(BinOp::Mul, tile(i), sj), tile(j));  // the linear index
+  const Tile<C> size_gj = op(BinOp::Mul, sg, sj);                            // elements per group
+  const Tile<C> off_i = op(BinOp::Mul, op(BinOp::Div, ij, size_gj), sg);     // the group's first row
+  const Tile<C> rows = op(BinOp::Min, op(BinOp::Sub, si, off_i), sg);        // the last group may be short
+  const Tile<C> in_group = op(BinOp::Rem, ij, size_gj);
+  return std::pair<Tile<C>, Tile<C>>{op(BinOp::Add, off_i, op(BinOp::Rem, in_group, rows)), op(BinOp::Div, in_group, rows)};
 }
 
 // Float math; abs also on integers.
@@ -176,35 +244,6 @@ auto where(const Tile<M>& mask, const X& a, const Y& b, const Loc& loc = Loc::cu
   ir::Value* va = detail::operand_value(a, dtype_of<C>, {}, loc);
   ir::Value* vb = detail::operand_value(b, dtype_of<C>, {}, loc);
   return Tile<C>(detail::emit_select(m, va, vb, dtype_of<C>, loc), loc);
-}
-
-// Shape ops (Triton's reshape / trans / permute / join / split). They move elements between
-// threads through shared memory on the GPU, so they cost a round trip there.
-// x's elements in row-major order, in `shape` (as many elements; every dim a power of two).
-template <class T>
-Tile<T> reshape(const Tile<T>& x, const Shape& shape, const Loc& loc = Loc::current()) {
-  return x.reshape(shape, loc);
-}
-// Result dim i is x's dim order[i]; order is a permutation of 0 .. rank-1.
-template <class T>
-Tile<T> permute(const Tile<T>& x, const std::vector<int>& order, const Loc& loc = Loc::current()) {
-  return Tile<T>(detail::emit_permute(x.ir_value(loc), order, "permute", loc), loc);
-}
-// The transpose of a 2-D tile.
-template <class T>
-Tile<T> trans(const Tile<T>& x, const Loc& loc = Loc::current()) {
-  return Tile<T>(detail::emit_permute(x.ir_value(loc), {1, 0}, "trans", loc), loc);
-}
-// a and b (one shape) stacked along a new last dim of 2: result[..., 0] = a, result[..., 1] = b.
-template <class T>
-Tile<T> join(const Tile<T>& a, const Tile<T>& b, const Loc& loc = Loc::current()) {
-  return Tile<T>(detail::emit_join(a.ir_value(loc), b.ir_value(loc), loc), loc);
-}
-// The inverse of join: x's last dim must be 2; returns (x[..., 0], x[..., 1]).
-template <class T>
-std::pair<Tile<T>, Tile<T>> split(const Tile<T>& x, const Loc& loc = Loc::current()) {
-  auto [a, b] = detail::emit_split(x.ir_value(loc), loc);
-  return {Tile<T>(a, loc), Tile<T>(b, loc)};
 }
 
 // Loads the elements `ptr` points to; masked-off lanes are not accessed and give `other` (0).

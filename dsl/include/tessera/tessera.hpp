@@ -16,4 +16,5 @@
 #include "tessera/random.hpp"
 #include "tessera/reduce.hpp"
 #include "tessera/runtime.hpp"
+#include "tessera/shape_ops.hpp"
 #include "tessera/tile.hpp"

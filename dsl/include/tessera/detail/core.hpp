@@ -77,6 +77,12 @@ TESSERA_API ir::Value* emit_reshape(ir::Value* a, const Shape& shape, const Loc&
 TESSERA_API ir::Value* emit_permute(ir::Value* a, const std::vector<int>& order, const char* what, const Loc& loc);
 TESSERA_API ir::Value* emit_join(ir::Value* a, ir::Value* b, const Loc& loc);
 TESSERA_API std::pair<ir::Value*, ir::Value*> emit_split(ir::Value* a, const Loc& loc);
+// Built from the four above: cat along dim 0 in order, interleave along the last dim, ravel to
+// 1-D, flip along `dim` (negative from the end).
+TESSERA_API ir::Value* emit_cat(ir::Value* a, ir::Value* b, const Loc& loc);
+TESSERA_API ir::Value* emit_interleave(ir::Value* a, ir::Value* b, const Loc& loc);
+TESSERA_API ir::Value* emit_ravel(ir::Value* a, const Loc& loc);
+TESSERA_API ir::Value* emit_flip(ir::Value* a, int dim, const Loc& loc);
 TESSERA_API ir::Value* emit_select(ir::Value* cond, ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
 TESSERA_API ir::Value* emit_program_id(int axis, bool num_programs, const Loc& loc);
 TESSERA_API ir::Value* emit_arange(std::int64_t start, std::int64_t end, const Loc& loc);

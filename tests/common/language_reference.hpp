@@ -1,0 +1,81 @@
+// What the host and the GPU tests of the shape ops built from primitives (cat, interleave,
+// ravel, flip, broadcast_to) share: one kernel that applies the op chosen by meta OP to R x C
+// tiles, and the row-major result Triton's definitions give, computed here in plain C++.
+#pragma once
+#include <tessera/tessera.hpp>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace language_reference {
+
+namespace ts = tessera;
+
+inline constexpr std::pair<int, int> kShapes[] = {{4, 8}, {16, 32}, {2, 1}, {64, 2}};
+inline constexpr std::int64_t kShapeOps = 7;
+
+// x: an R x C tile read row-major from `in`; one shape op chosen by meta OP; the result stored
+// row-major (its element count in `out`).
+inline auto make_shape_ops() {
+  return ts::kernel("shape_ops", [](ts::Ptr<std::int32_t> in, ts::Ptr<std::int32_t> out) {
+    const int R = static_cast<int>(ts::meta("R")), C = static_cast<int>(ts::meta("C"));
+    const std::int64_t op = ts::meta("OP");
+    auto r = ts::arange(0, R), c = ts::arange(0, C);
+    auto x = ts::load(in + r.col() * C + c.row());            // [R, C]
+    auto y = ts::load(in + R * C + r.col() * C + c.row());    // the next R x C elements
+    auto store = [&](const ts::Tile<std::int32_t>& v) {
+      auto flat = ts::ravel(v);
+      ts::store(out + ts::arange(0, flat.shape()[0]), flat);
+    };
+    switch (op) {
+      case 0: store(ts::cat(x, y)); break;              // [2R, C]
+      case 1: store(ts::interleave(x, y)); break;       // [R, 2C]
+      case 2: store(ts::flip(x)); break;                // along C
+      case 3: store(ts::flip(x, 0)); break;             // along R
+      case 4: store(ts::cat(ts::ravel(x), ts::ravel(y))); break;
+      case 5: store(ts::flip(ts::reshape(x, {2, R / 2, C}), 1)); break;  // a middle dim
+      default: store(ts::broadcast_to(ts::flip(ts::ravel(x)).row(), {2, R * C})); break;
+    }
+  });
+}
+
+// The kernel's input: two R x C tiles of distinct values.
+inline std::vector<std::int32_t> shape_input(int R, int C) {
+  std::vector<std::int32_t> in(static_cast<std::size_t>(2 * R * C));
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::int32_t>(i * 7 + 3);
+  return in;
+}
+
+inline std::vector<std::int32_t> shape_reference(std::int64_t op, const std::vector<std::int32_t>& in, int R, int C) {
+  auto x = [&](int i, int j) { return in[static_cast<std::size_t>(i * C + j)]; };
+  auto y = [&](int i, int j) { return in[static_cast<std::size_t>(R * C + i * C + j)]; };
+  std::vector<std::int32_t> o;
+  switch (op) {
+    case 0:
+    case 4:  // cat along dim 0 of [R, C] and of the ravelled tiles: the same order
+      for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) o.push_back(x(i, j));
+      for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) o.push_back(y(i, j));
+      break;
+    case 1:
+      for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) o.push_back(x(i, j)), o.push_back(y(i, j));
+      break;
+    case 2:
+      for (int i = 0; i < R; ++i) for (int j = C - 1; j >= 0; --j) o.push_back(x(i, j));
+      break;
+    case 3:
+      for (int i = R - 1; i >= 0; --i) for (int j = 0; j < C; ++j) o.push_back(x(i, j));
+      break;
+    case 5:  // [2, R/2, C] flipped along the middle dim
+      for (int h = 0; h < 2; ++h)
+        for (int i = R / 2 - 1; i >= 0; --i) for (int j = 0; j < C; ++j) o.push_back(x(h * (R / 2) + i, j));
+      break;
+    default:
+      for (int rep = 0; rep < 2; ++rep)
+        for (int k = R * C - 1; k >= 0; --k) o.push_back(in[static_cast<std::size_t>(k)]);
+      break;
+  }
+  return o;
+}
+
+}  // namespace language_reference

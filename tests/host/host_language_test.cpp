@@ -1,0 +1,130 @@
+// Triton language ops built from tessera's primitives (shape_ops.hpp: cat, interleave, ravel, flip,
+// broadcast_to; ops.hpp: clamp, minimum/maximum with PropagateNan, swizzle2d) on the interpreter
+// and the host targets, against references written here in plain C++ from Triton's definitions;
+// and their misuse errors, which name the user's line.
+#include "host_test_util.hpp"
+#include "tests/common/language_reference.hpp"
+
+using namespace host_test;
+
+namespace {
+
+constexpr ts::Executor kExecutors[] = {ts::Executor::Interpreter, ts::Executor::Host, ts::Executor::Host64};
+
+auto make_nan_ops() {
+  return ts::kernel("nan_ops", [](ts::Ptr<float> a, ts::Ptr<float> b, ts::Ptr<float> lo, ts::Ptr<float> hi,
+                                  ts::Ptr<float> out, ts::Int n) {
+    auto offs = ts::program_id(0) * 256 + ts::arange(0, 256);
+    auto mask = offs < n;
+    auto x = ts::load(a + offs, mask), y = ts::load(b + offs, mask);
+    auto l = ts::load(lo + offs, mask), h = ts::load(hi + offs, mask);
+    ts::store(out + offs, ts::minimum(x, y, ts::PropagateNan::all), mask);
+    ts::store(out + n + offs, ts::maximum(x, y, ts::PropagateNan::all), mask);
+    ts::store(out + 2 * n + offs, ts::maximum(x, y, ts::PropagateNan::none), mask);
+    ts::store(out + 3 * n + offs, ts::clamp(x, l, h), mask);
+    ts::store(out + 4 * n + offs, ts::clamp(x, l, h, ts::PropagateNan::all), mask);
+    ts::store(out + 5 * n + offs, ts::clamp(x, -0.5f, 0.5f), mask);
+  });
+}
+
+float fmin_all(float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b); }
+float fmax_all(float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b); }
+
+}  // namespace
+
+TEST_CASE("cat, interleave, ravel, flip and broadcast_to move elements as Triton defines them", "[host][language]") {
+  enable_host();
+  auto k = language_reference::make_shape_ops();
+  for (auto [R, C] : language_reference::kShapes)
+    for (std::int64_t op = 0; op < language_reference::kShapeOps; ++op) {
+      const std::vector<std::int32_t> in = language_reference::shape_input(R, C);
+      const auto want = language_reference::shape_reference(op, in, R, C);
+      for (ts::Executor e : kExecutors) {
+        auto out = poisoned<std::int32_t>(want.size());
+        k[{.grid = {1}, .meta = {{"R", R}, {"C", C}, {"OP", op}}, .num_warps = 4, .executor = e}](in, out);
+        expect_match("op " + std::to_string(op) + ", " + std::to_string(R) + "x" + std::to_string(C) + ", " +
+                         executor_name(e), out, want);
+      }
+    }
+}
+
+TEST_CASE("minimum/maximum with PropagateNan and clamp treat NaN as Triton's", "[host][language]") {
+  enable_host();
+  auto k = make_nan_ops();
+  const std::size_t n = 1000;
+  std::mt19937 rng(kSeed);
+  auto a = random_values<float>(n, rng, -2, 2), b = random_values<float>(n, rng, -2, 2);
+  auto lo = random_values<float>(n, rng, -1, 0), hi = random_values<float>(n, rng, 0, 1);
+  for (std::size_t i = 0; i < n; i += 5) a[i] = NAN;
+  for (std::size_t i = 1; i < n; i += 7) b[i] = NAN;
+  for (std::size_t i = 2; i < n; i += 11) lo[i] = NAN;
+  for (std::size_t i = 3; i < n; i += 13) hi[i] = NAN;
+  std::vector<float> want(6 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    want[i] = fmin_all(a[i], b[i]);
+    want[n + i] = fmax_all(a[i], b[i]);
+    want[2 * n + i] = std::fmax(a[i], b[i]);
+    want[3 * n + i] = std::fmin(std::fmax(a[i], lo[i]), hi[i]);
+    want[4 * n + i] = fmin_all(fmax_all(a[i], lo[i]), hi[i]);
+    want[5 * n + i] = std::fmin(std::fmax(a[i], -0.5f), 0.5f);
+  }
+  for (ts::Executor e : kExecutors) {
+    auto out = poisoned<float>(6 * n);
+    k[{.grid = {ts::cdiv(static_cast<std::int64_t>(n), 256)}, .num_warps = 4, .executor = e}](
+        a, b, lo, hi, out, static_cast<std::int32_t>(n));
+    expect_match(std::string("NaN ops, ") + executor_name(e), out, want);
+  }
+}
+
+TEST_CASE("swizzle2d renumbers a grid in groups of rows as Triton's", "[host][language]") {
+  enable_host();
+  auto k = ts::kernel("swizzle", [](ts::Ptr<std::int32_t> out, ts::Int size_i, ts::Int size_j) {
+    auto p = ts::arange(0, 1024);
+    auto i = p / 32, j = p % 32;
+    auto [ni, nj] = ts::swizzle2d(i, j, size_i, size_j, 3);
+    auto mask = (i < size_i) & (j < size_j);
+    ts::store(out + p * 2, ni, mask);
+    ts::store(out + p * 2 + 1, nj, mask);
+  });
+  for (auto [si, sj] : {std::pair{32, 32}, std::pair{7, 5}, std::pair{10, 32}}) {
+    std::vector<std::int32_t> want(2048, 0x7f7f7f7f);
+    for (int i = 0; i < si; ++i)
+      for (int j = 0; j < sj; ++j) {  // Triton's swizzle2d, line by line
+        int ij = i * sj + j, size_gj = 3 * sj, group = ij / size_gj, off_i = group * 3;
+        int size_g = std::min(si - off_i, 3);
+        ij %= size_gj;
+        want[static_cast<std::size_t>(2 * (i * 32 + j))] = off_i + ij % size_g;
+        want[static_cast<std::size_t>(2 * (i * 32 + j) + 1)] = ij / size_g;
+      }
+    for (ts::Executor e : kExecutors) {
+      auto out = poisoned<std::int32_t>(2048);
+      k[{.grid = {1}, .num_warps = 4, .executor = e}](out, si, sj);
+      expect_match("swizzle2d " + std::to_string(si) + "x" + std::to_string(sj) + ", " + executor_name(e), out, want);
+    }
+  }
+}
+
+TEST_CASE("misused shape ops name the user's line", "[host][language][errors]") {
+  auto bad_flip = ts::kernel("bad_flip", [](ts::Ptr<float> p) {
+    auto x = ts::load(p + ts::arange(0, 16));
+    ts::store(p + ts::arange(0, 16), ts::flip(x, 1));  // a 1-D tile has no dim 1
+  });
+  auto bad_cat2 = ts::kernel("bad_cat2", [](ts::Ptr<float> p) {
+    auto x = ts::load(p + ts::arange(0, 16)), y = ts::load(p + ts::arange(0, 32));
+    ts::store(p + ts::arange(0, 32), ts::cat(x, y));
+  });
+  std::vector<float> buf(64);
+  auto message = [&](auto& kern) {
+    try {
+      kern[{.grid = {1}, .executor = ts::Executor::Interpreter}](buf);
+    } catch (const ts::ProgramError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string flip = message(bad_flip);
+  CHECK_THAT(flip, Catch::Contains("flip of <16>: dim 1 is out of range for a 1-D tile") && Catch::Contains("host_language_test.cpp"));
+  const std::string cat = message(bad_cat2);
+  CHECK_THAT(cat, Catch::Contains("cat of <16> and <32>: both tiles must have the same shape") &&
+                      Catch::Contains("host_language_test.cpp"));
+}
