@@ -43,6 +43,7 @@ void program_error(const ir::SourceLoc& loc, const std::string& what) {
   throw ProgramError(fmt::format("{} at {}", what, loc.str()));
 }
 void program_error(const Loc& loc, const std::string& what) { program_error(to_ir_loc(loc), what); }
+void user_error(const Loc& loc, const std::string& what) { program_error(loc, what); }
 
 TraceState& current_state(const Loc& loc) {
   if (t_current == nullptr)

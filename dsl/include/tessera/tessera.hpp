@@ -17,4 +17,5 @@
 #include "tessera/reduce.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/shape_ops.hpp"
+#include "tessera/sort.hpp"
 #include "tessera/tile.hpp"

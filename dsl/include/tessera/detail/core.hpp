@@ -54,6 +54,8 @@ enum class BinOp : std::uint8_t { Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Sh
 enum class UnOp : std::uint8_t { Neg, Not, Exp, Log, Sqrt, Abs, Exp2, Log2, Rsqrt, Sin, Cos, Tanh, Sigmoid, Erf, Floor, Ceil };
 
 TESSERA_API Shape value_shape(const ir::Value* v);
+// A ProgramError for a misuse found by a header-only op (sort's dim, topk's k), naming the user's line.
+[[noreturn]] TESSERA_API void user_error(const Loc& loc, const std::string& what);
 TESSERA_API ir::Value* emit_constant(DType d, ScalarValue s, const Shape& shape, const Loc& loc);
 // Casts both operands to `compute`, broadcasts their shapes (numpy rules, equal ranks or a scalar)
 // and applies the op; comparisons give i1.
