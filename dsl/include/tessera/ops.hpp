@@ -84,6 +84,11 @@ Tile<C> nan_propagating(BinOp op, const X& a, const Y& b, const Loc& loc) {
                              dtype_of<C>, loc),
                  loc);
 }
+// op (Min or Max) of a and b in C, NaN-propagating or as fmin/fmax per `nan`.
+template <class C, class X, class Y>
+Tile<C> min_or_max(BinOp op, const X& a, const Y& b, PropagateNan nan, const Loc& loc) {
+  return nan == PropagateNan::all ? nan_propagating<C>(op, a, b, loc) : binary<C, C>(op, a, b, loc);
+}
 }  // namespace detail
 
 template <class X, class Y>
@@ -91,16 +96,14 @@ template <class X, class Y>
 auto minimum(const X& a, const Y& b, PropagateNan nan, const Loc& loc = Loc::current()) {
   using C = detail::common_t<X, Y>;
   static_assert(FloatElement<C>, "tessera::minimum: propagate_nan applies to float operands only; drop it for integers");
-  return nan == PropagateNan::all ? detail::nan_propagating<C>(detail::BinOp::Min, a, b, loc)
-                                  : detail::binary<C, C>(detail::BinOp::Min, a, b, loc);
+  return detail::min_or_max<C>(detail::BinOp::Min, a, b, nan, loc);
 }
 template <class X, class Y>
   requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
 auto maximum(const X& a, const Y& b, PropagateNan nan, const Loc& loc = Loc::current()) {
   using C = detail::common_t<X, Y>;
   static_assert(FloatElement<C>, "tessera::maximum: propagate_nan applies to float operands only; drop it for integers");
-  return nan == PropagateNan::all ? detail::nan_propagating<C>(detail::BinOp::Max, a, b, loc)
-                                  : detail::binary<C, C>(detail::BinOp::Max, a, b, loc);
+  return detail::min_or_max<C>(detail::BinOp::Max, a, b, nan, loc);
 }
 
 // min(max(x, lo), hi) elementwise on a float tile, as Triton's tl.clamp (lo <= hi is not
