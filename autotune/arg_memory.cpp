@@ -27,18 +27,30 @@ std::size_t bytes_of(const std::string& kernel, int index, std::span<const ArgVa
 
 }  // namespace
 
-ArgMemory::ArgMemory(const std::string& kernel, Executor ex, std::span<const ArgValue> args, const AutotuneOptions& o)
-    : ex_(ex) {
+ArgMemory::ArgMemory(const std::string& kernel, Executor ex, void* stream, std::span<const ArgValue> args,
+                     const AutotuneOptions& o)
+    : ex_(ex), stream_(stream) {
   for (int i : o.reset_to_zero) zero_.push_back({args[i].p, bytes_of(kernel, i, args, o, "reset_to_zero")});
   if (o.restore_value.empty()) return;
-  // The inputs may still be being written by work queued before this call.
-  synchronize(ex);
   for (int i : o.restore_value) {
     Region r{nullptr, bytes_of(kernel, i, args, o, "restore_value")};
     r.p = args[i].p;
-    std::vector<unsigned char> copy(r.bytes);
-    detail::memory_to_host(ex, copy.data(), r.p, r.bytes);
-    saved_.emplace_back(r, std::move(copy));
+    saved_.emplace_back(r, std::vector<unsigned char>(r.bytes));
+  }
+  // The inputs may still be being written by work queued on the caller's stream before this call.
+  switch (ex) {
+    case Executor::Cuda: {
+      auto& drv = cuda::CudaDriver::require();
+      for (auto& [r, copy] : saved_)
+        drv.copy_to_host_async(copy.data(), reinterpret_cast<cuda::CUdeviceptr>(r.p), r.bytes,
+                               static_cast<cuda::CUstream>(stream));
+      drv.stream_synchronize(static_cast<cuda::CUstream>(stream));
+      break;
+    }
+    default:
+      synchronize(ex);
+      for (auto& [r, copy] : saved_) detail::memory_to_host(ex, copy.data(), r.p, r.bytes);
+      break;
   }
 }
 
@@ -46,7 +58,8 @@ void ArgMemory::zero() const {
   for (const auto& r : zero_) {
     switch (ex_) {
       case Executor::Cuda:
-        cuda::CudaDriver::require().memset_d8(reinterpret_cast<cuda::CUdeviceptr>(r.p), 0, r.bytes);
+        cuda::CudaDriver::require().memset_d8_async(reinterpret_cast<cuda::CUdeviceptr>(r.p), 0, r.bytes,
+                                                    static_cast<cuda::CUstream>(stream_));
         break;
       case Executor::Hip: hip::HipDriver::require().memset_d8(r.p, 0, r.bytes); break;
       default: std::memset(r.p, 0, r.bytes); break;
@@ -55,7 +68,13 @@ void ArgMemory::zero() const {
 }
 
 void ArgMemory::restore() const {
-  for (const auto& [r, copy] : saved_) detail::memory_to_device(ex_, r.p, copy.data(), r.bytes);
+  for (const auto& [r, copy] : saved_) {
+    if (ex_ == Executor::Cuda)
+      cuda::CudaDriver::require().copy_to_device_async(reinterpret_cast<cuda::CUdeviceptr>(r.p), copy.data(), r.bytes,
+                                                       static_cast<cuda::CUstream>(stream_));
+    else
+      detail::memory_to_device(ex_, r.p, copy.data(), r.bytes);
+  }
 }
 
 }  // namespace tessera::tuning

@@ -46,7 +46,10 @@ void store_best(const std::string& key_text, const TuningReport& report);
 // reset_to_zero and restore_value: the bytes of the named pointer arguments, on their executor.
 class ArgMemory {
  public:
-  ArgMemory(const std::string& kernel, Executor ex, std::span<const ArgValue> args, const AutotuneOptions& o);
+  // Zeroing and restoring are ordered on `stream` (the caller's), never on the legacy default
+  // stream or with a device-wide synchronize, so that work on the caller's other streams goes on.
+  ArgMemory(const std::string& kernel, Executor ex, void* stream, std::span<const ArgValue> args,
+            const AutotuneOptions& o);
   void zero() const;     // every reset_to_zero argument
   void restore() const;  // every restore_value argument, as it was when this object was made
   bool empty() const { return zero_.empty() && saved_.empty(); }
@@ -57,6 +60,7 @@ class ArgMemory {
     std::size_t bytes = 0;
   };
   Executor ex_;
+  void* stream_;
   std::vector<Region> zero_;
   std::vector<std::pair<Region, std::vector<unsigned char>>> saved_;
 };

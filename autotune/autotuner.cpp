@@ -9,6 +9,9 @@
 #include <tuple>
 
 #include "autotune/autotune_internal.hpp"
+#include "backends/cuda/cuda_driver.hpp"
+#include "jit/runtime/device.hpp"
+#include "jit/runtime/validate.hpp"
 #include "jit/ir/types.hpp"
 #include "tessera/buffer.hpp"
 
@@ -186,7 +189,7 @@ TuningReport Autotuner::Impl::run_tuning(const LaunchOptions& base, Executor ex,
   const std::size_t n = candidates.size();
   report.results.resize(n);
   // Before compiling: a wrong reset_to_zero/restore_value argument is the caller's error, not a config's.
-  const tuning::ArgMemory memory(def.name, ex, args, options);
+  const tuning::ArgMemory memory(def.name, ex, base.stream, args, options);
 
   std::vector<LaunchOptions> launch(n);
   std::vector<std::string> errors(n);
@@ -266,18 +269,33 @@ Autotuner::Autotuner(KernelDef& def, std::vector<Config> configs, AutotuneOption
 
 Autotuner::~Autotuner() = default;
 
+namespace {
+// Tuning on CUDA runs with the launch device's primary context current, so that its timing
+// events, the zeroing and restoring of arguments and its launches all belong to that device.
+template <class F>
+decltype(auto) on_launch_device(const KernelDef& def, Executor ex, const LaunchOptions& base,
+                                std::span<const ArgValue> args, F&& f) {
+  if (ex != Executor::Cuda) return f();
+  auto& drv = cuda::CudaDriver::require();
+  const cuda::CUcontext current = drv.current_context();
+  cuda::ScopedContext on_device(drv, runtime::cuda_launch_device(def, base, args, drv, current), current);
+  return f();
+}
+}  // namespace
+
 void Autotuner::launch(const LaunchOptions& base, std::span<const ArgValue> args) {
-  const Executor ex = resolve(base.executor);
-  const auto report = impl_->get_or_tune(base, ex, args);
+  const Executor ex = runtime::launch_executor(impl_->def, base.executor, args);
+  const auto report = on_launch_device(impl_->def, ex, base, args, [&] { return impl_->get_or_tune(base, ex, args); });
   detail::launch(impl_->def, impl_->launch_options(base, ex, report->best, args), args);
 }
 
 TuningReport Autotuner::tune(const LaunchOptions& base, std::span<const ArgValue> args) {
-  return *impl_->get_or_tune(base, resolve(base.executor), args);
+  const Executor ex = runtime::launch_executor(impl_->def, base.executor, args);
+  return *on_launch_device(impl_->def, ex, base, args, [&] { return impl_->get_or_tune(base, ex, args); });
 }
 
 std::optional<TuningReport> Autotuner::lookup(const LaunchOptions& base, std::span<const ArgValue> args) {
-  const Executor ex = resolve(base.executor);
+  const Executor ex = runtime::launch_executor(impl_->def, base.executor, args);
   const Impl::Key key{static_cast<int>(ex), impl_->key_values(args), base.meta};
   auto r = impl_->find(key);
   if (!r && impl_->options.persist) r = impl_->known(key, ex, impl_->body_fingerprint(base, ex, args));

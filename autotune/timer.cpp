@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include "autotune/autotune_internal.hpp"
 #include "backends/cuda/cuda_driver.hpp"
@@ -36,18 +38,31 @@ struct CudaOps {
   using Event = cuda::CUevent;
   using Stream = cuda::CUstream;
   static const cuda::CudaDriver& drv() { return cuda::CudaDriver::require(); }
-  static void flush_l2() {
-    // Allocated once per process and kept: 256 MB is small next to a training job's memory,
-    // and an allocation per timing would cost more than the timing.
-    static const cuda::CUdeviceptr buffer = drv().alloc(kFlushBytes);
-    drv().memset_d8(buffer, 0, kFlushBytes);
+  // Overwrites the L2 of the current context's device, ordered on `stream` (the caller's): a
+  // memset on the legacy default stream would wait for every other stream's work.
+  static void flush_l2(Stream stream) {
+    // One buffer per device, allocated on its first timing and kept: 256 MB is small next to a
+    // training job's memory, and an allocation per timing would cost more than the timing.
+    static std::mutex mutex;
+    static std::vector<cuda::CUdeviceptr> buffers;
+    const int device = std::max(0, drv().device_of(drv().current_context()));
+    cuda::CUdeviceptr buffer = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (buffers.empty()) buffers.assign(static_cast<std::size_t>(drv().device_count()), 0);
+      auto& slot = buffers[static_cast<std::size_t>(device)];
+      if (slot == 0) slot = drv().alloc(kFlushBytes);
+      buffer = slot;
+    }
+    drv().memset_d8_async(buffer, 0, kFlushBytes, stream);
   }
 };
 struct HipOps {
   using Event = hip::hipEvent_t;
   using Stream = hip::hipStream_t;
   static const hip::HipDriver& drv() { return hip::HipDriver::require(); }
-  static void flush_l2() {
+  // Not yet ordered on the caller's stream (HipDriver has no async memset): device 0 only.
+  static void flush_l2(Stream) {
     static void* const buffer = drv().alloc(kFlushBytes);
     drv().memset_d8(buffer, 0, kFlushBytes);
   }
@@ -90,7 +105,7 @@ class EventTimer final : public Timer {
       drv.record_event(ev[0], stream);
       for (int i = 0; i < kEstimateRuns; ++i) {
         prepare(b);
-        Ops::flush_l2();
+        Ops::flush_l2(stream);
         b.run();
       }
       drv.record_event(ev[1], stream);
@@ -105,7 +120,7 @@ class EventTimer final : public Timer {
     Events<Ops> ev(static_cast<std::size_t>(2 * repeats));
     for (std::int64_t i = 0; i < repeats; ++i) {
       prepare(b);
-      Ops::flush_l2();
+      Ops::flush_l2(stream);
       drv.record_event(ev[2 * i], stream);
       b.run();
       drv.record_event(ev[2 * i + 1], stream);

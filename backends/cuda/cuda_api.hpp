@@ -21,6 +21,7 @@ using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
+inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 
 // CUjit_option
 inline constexpr int CU_JIT_INFO_LOG_BUFFER = 3;
@@ -81,6 +82,11 @@ using PFN_cuMemFree = CUresult (*)(CUdeviceptr ptr);
 using PFN_cuMemcpyHtoD = CUresult (*)(CUdeviceptr dst, const void* src, size_t bytes);
 using PFN_cuMemcpyDtoH = CUresult (*)(void* dst, CUdeviceptr src, size_t bytes);
 using PFN_cuMemsetD8 = CUresult (*)(CUdeviceptr dst, unsigned char value, size_t count);
+using PFN_cuMemsetD8Async = CUresult (*)(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream);
+using PFN_cuMemcpyHtoDAsync = CUresult (*)(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream);
+using PFN_cuMemcpyDtoHAsync = CUresult (*)(void* dst, CUdeviceptr src, size_t bytes, CUstream stream);
+using PFN_cuCtxGetDevice = CUresult (*)(CUdevice* device);
+using PFN_cuStreamQuery = CUresult (*)(CUstream stream);
 using PFN_cuStreamSynchronize = CUresult (*)(CUstream stream);
 using PFN_cuFuncGetAttribute = CUresult (*)(int* value, int attribute, CUfunction f);
 using PFN_cuFuncSetAttribute = CUresult (*)(CUfunction f, int attribute, int value);

@@ -51,6 +51,11 @@ bool resolve_all(void* lib, CudaFunctions& f, std::string& missing) {
          resolve(lib, f.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing) &&
          resolve(lib, f.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing) &&
          resolve(lib, f.cuMemsetD8, {"cuMemsetD8_v2"}, missing) &&
+         resolve(lib, f.cuMemsetD8Async, {"cuMemsetD8Async"}, missing) &&
+         resolve(lib, f.cuMemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"}, missing) &&
+         resolve(lib, f.cuMemcpyDtoHAsync, {"cuMemcpyDtoHAsync_v2"}, missing) &&
+         resolve(lib, f.cuCtxGetDevice, {"cuCtxGetDevice"}, missing) &&
+         resolve(lib, f.cuStreamQuery, {"cuStreamQuery"}, missing) &&
          resolve(lib, f.cuStreamSynchronize, {"cuStreamSynchronize"}, missing) &&
          resolve(lib, f.cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing) &&
          resolve(lib, f.cuFuncSetAttribute, {"cuFuncSetAttribute"}, missing) &&
@@ -121,7 +126,7 @@ InitState initialize() {
     s.why = "no usable NVIDIA GPU (cuDevicePrimaryCtxRetain failed: " + describe(f, r) + ")";
     return s;
   }
-  s.driver = std::make_unique<CudaDriver>(f, device, context);
+  s.driver = std::make_unique<CudaDriver>(f, device, context, count);
   return s;
 }
 
@@ -146,6 +151,79 @@ CudaDriver& CudaDriver::require() {
   const InitState& s = state();
   if (s.driver == nullptr) throw DriverError("tessera: cannot use CUDA: " + s.why);
   return *s.driver;
+}
+
+CudaDriver::CudaDriver(const CudaFunctions& fn, CUdevice device, CUcontext context, int device_count)
+    : fn_(fn), device_(device), context_(context), device_count_(device_count),
+      contexts_(new std::atomic<CUcontext>[static_cast<std::size_t>(device_count)]) {
+  for (int i = 0; i < device_count; ++i) contexts_[i].store(nullptr);
+  contexts_[0].store(context);
+}
+
+CUcontext CudaDriver::context_of(int ordinal) const {
+  if (ordinal < 0 || ordinal >= device_count_)
+    throw LaunchError("tessera: CUDA device " + std::to_string(ordinal) + " does not exist (this process sees " +
+                      std::to_string(device_count_) + (device_count_ == 1 ? " device" : " devices") + ")");
+  if (CUcontext c = contexts_[ordinal].load(std::memory_order_acquire)) return c;
+  std::lock_guard<std::mutex> lock(contexts_mutex_);
+  if (CUcontext c = contexts_[ordinal].load(std::memory_order_acquire)) return c;
+  CUdevice dev = 0;
+  check(fn_.cuDeviceGet(&dev, ordinal), "cuDeviceGet");
+  auto attribute = [&](int a, CUdevice d) {
+    int v = 0;
+    check(fn_.cuDeviceGetAttribute(&v, a, d), "cuDeviceGetAttribute");
+    return v;
+  };
+  const int major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  const int minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  const auto [major0, minor0] = compute_capability();
+  // One process compiles for one target (the disk and memory caches are keyed by it).
+  if (major != major0 || minor != minor0)
+    throw LaunchError("tessera: CUDA device " + std::to_string(ordinal) + " has compute capability " +
+                      std::to_string(major) + "." + std::to_string(minor) + " and device 0 " + std::to_string(major0) +
+                      "." + std::to_string(minor0) + "; one process runs tessera on devices of one architecture");
+  CUcontext c = nullptr;
+  check(fn_.cuDevicePrimaryCtxRetain(&c, dev), "cuDevicePrimaryCtxRetain");
+  contexts_[ordinal].store(c, std::memory_order_release);
+  return c;
+}
+
+int CudaDriver::device_of(CUcontext current) const {
+  if (current == nullptr) return -1;
+  for (int i = 0; i < device_count_; ++i)
+    if (contexts_[i].load(std::memory_order_acquire) == current) return i;
+  // A context tessera has not retained (another device's primary context, or one the caller
+  // created): ask the driver which device it is on.
+  CUdevice dev = 0;
+  check(fn_.cuCtxGetDevice(&dev), "cuCtxGetDevice");
+  for (int i = 0; i < device_count_; ++i) {
+    CUdevice d = 0;
+    check(fn_.cuDeviceGet(&d, i), "cuDeviceGet");
+    if (d == dev) return i;
+  }
+  return 0;
+}
+
+CUcontext CudaDriver::current_context() const {
+  CUcontext current = nullptr;
+  check(fn_.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  return current;
+}
+
+ScopedContext::ScopedContext(const CudaDriver& driver, int ordinal)
+    : ScopedContext(driver, ordinal, driver.current_context()) {}
+
+ScopedContext::ScopedContext(const CudaDriver& driver, int ordinal, CUcontext current) : driver_(driver) {
+  const CUcontext wanted = driver.context_of(ordinal);
+  if (current == wanted) return;
+  driver.check(driver.functions().cuCtxSetCurrent(wanted), "cuCtxSetCurrent");
+  previous_ = current;
+  // With none current before, the device's context stays current: what ensure_context() would do.
+  restore_ = current != nullptr;
+}
+
+ScopedContext::~ScopedContext() {
+  if (restore_) driver_.functions().cuCtxSetCurrent(previous_);
 }
 
 std::string CudaDriver::error_text(CUresult result) const { return describe(fn_, result); }
@@ -310,6 +388,28 @@ void CudaDriver::copy_to_host(void* dst, CUdeviceptr src, size_t bytes) const {
 void CudaDriver::memset_d8(CUdeviceptr dst, unsigned char value, size_t bytes) const {
   ensure_context();
   check(fn_.cuMemsetD8(dst, value, bytes), "cuMemsetD8");
+}
+
+void CudaDriver::memset_d8_async(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream stream) const {
+  ensure_context();
+  check(fn_.cuMemsetD8Async(dst, value, bytes, stream), "cuMemsetD8Async");
+}
+
+void CudaDriver::copy_to_device_async(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream) const {
+  ensure_context();
+  check(fn_.cuMemcpyHtoDAsync(dst, src, bytes, stream), "cuMemcpyHtoDAsync");
+}
+
+void CudaDriver::copy_to_host_async(void* dst, CUdeviceptr src, size_t bytes, CUstream stream) const {
+  ensure_context();
+  check(fn_.cuMemcpyDtoHAsync(dst, src, bytes, stream), "cuMemcpyDtoHAsync");
+}
+
+bool CudaDriver::stream_done(CUstream stream) const {
+  const CUresult r = fn_.cuStreamQuery(stream);
+  if (r == CUDA_ERROR_NOT_READY) return false;
+  check(r, "cuStreamQuery");
+  return true;
 }
 
 void CudaDriver::stream_synchronize(CUstream stream) const {

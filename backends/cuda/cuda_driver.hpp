@@ -3,6 +3,9 @@
 // Every wrapper throws tessera::DriverError carrying the driver's own error name and text.
 #pragma once
 #include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -32,6 +35,11 @@ struct CudaFunctions {
   PFN_cuMemcpyHtoD cuMemcpyHtoD = nullptr;
   PFN_cuMemcpyDtoH cuMemcpyDtoH = nullptr;
   PFN_cuMemsetD8 cuMemsetD8 = nullptr;
+  PFN_cuMemsetD8Async cuMemsetD8Async = nullptr;
+  PFN_cuMemcpyHtoDAsync cuMemcpyHtoDAsync = nullptr;
+  PFN_cuMemcpyDtoHAsync cuMemcpyDtoHAsync = nullptr;
+  PFN_cuCtxGetDevice cuCtxGetDevice = nullptr;
+  PFN_cuStreamQuery cuStreamQuery = nullptr;
   PFN_cuStreamSynchronize cuStreamSynchronize = nullptr;
   PFN_cuFuncGetAttribute cuFuncGetAttribute = nullptr;
   PFN_cuFuncSetAttribute cuFuncSetAttribute = nullptr;
@@ -72,7 +80,8 @@ struct JitResult {
 };
 
 // One per process: libcuda opened, cuInit done, device 0's primary context retained (the context
-// every framework shares). Device selection is left to CUDA_VISIBLE_DEVICES.
+// every framework shares), and each other device's primary context retained on its first use.
+// tessera runs every kernel in the primary context of its device, as frameworks do.
 class TESSERA_API CudaDriver {
  public:
   // The driver, initialized on first call (thread-safe); nullptr when there is none.
@@ -83,8 +92,18 @@ class TESSERA_API CudaDriver {
   // get(), or a DriverError with the reason.
   static CudaDriver& require();
 
+  // Device 0 and its primary context: what compute_capability() and device_attribute() describe,
+  // and the target tessera compiles for (every device must have the same architecture).
   CUdevice device() const { return device_; }
   CUcontext context() const { return context_; }
+  int device_count() const { return device_count_; }
+  // Device `ordinal`'s primary context, retained on first use; a LaunchError for an ordinal
+  // beyond the devices, or a device whose architecture differs from device 0's.
+  CUcontext context_of(int ordinal) const;
+  // The ordinal of the device of `current` (a context current on a thread), or -1 for none.
+  int device_of(CUcontext current) const;
+  // The context current on the calling thread (null: none).
+  CUcontext current_context() const;
   // Makes the primary context current on the calling thread if it has none (contexts are
   // per-thread); every wrapper below except launch() does this first.
   void ensure_context() const;
@@ -118,6 +137,13 @@ class TESSERA_API CudaDriver {
   void copy_to_device(CUdeviceptr dst, const void* src, size_t bytes) const;
   void copy_to_host(void* dst, CUdeviceptr src, size_t bytes) const;
   void memset_d8(CUdeviceptr dst, unsigned char value, size_t bytes) const;
+  // Ordered on `stream`, not on the legacy default stream (which waits for every blocking stream):
+  // what the autotuner uses between its timing runs on the caller's stream.
+  void memset_d8_async(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream stream) const;
+  void copy_to_device_async(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream) const;
+  void copy_to_host_async(void* dst, CUdeviceptr src, size_t bytes, CUstream stream) const;
+  // Whether everything queued on `stream` has finished, without waiting (cuStreamQuery).
+  bool stream_done(CUstream stream) const;
   void stream_synchronize(CUstream stream) const;
   void context_synchronize() const;
 
@@ -134,13 +160,34 @@ class TESSERA_API CudaDriver {
   std::string error_text(CUresult result) const;
   const CudaFunctions& functions() const { return fn_; }
 
-  CudaDriver(const CudaFunctions& fn, CUdevice device, CUcontext context)
-      : fn_(fn), device_(device), context_(context) {}
+  CudaDriver(const CudaFunctions& fn, CUdevice device, CUcontext context, int device_count);
 
  private:
   CudaFunctions fn_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
+  int device_count_ = 1;
+  // Primary contexts by ordinal, filled on first use (context_of); read without a lock.
+  std::unique_ptr<std::atomic<CUcontext>[]> contexts_;
+  mutable std::mutex contexts_mutex_;
+};
+
+// Makes a device's primary context current on this thread for a scope, and puts back the
+// context that was current before (if any) when the scope ends. Costs nothing when the device's
+// context is already current.
+class TESSERA_API ScopedContext {
+ public:
+  ScopedContext(const CudaDriver& driver, int ordinal);
+  // The same, with the thread's current context already asked (the launch path asks once).
+  ScopedContext(const CudaDriver& driver, int ordinal, CUcontext current);
+  ~ScopedContext();
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+
+ private:
+  const CudaDriver& driver_;
+  CUcontext previous_ = nullptr;
+  bool restore_ = false;
 };
 
 }  // namespace tessera::cuda

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -122,28 +124,42 @@ void finish_report(ResourceReport& r, const Compiled& c, const CompileTimes& tim
                                   r.kernel, c.num_threads, r.max_threads, r.registers));
 }
 
-// Loads the entry's module and function; fills what the driver reports about it.
-void load_cuda(Compiled& c, CacheEntry& e) {
+// Loads a module on the current context and returns its function, allowed the shared memory it
+// launches with.
+cuda::CUfunction load_cuda_function(const std::string& image, const std::string& name, unsigned shared_bytes) {
   auto& drv = cuda::CudaDriver::require();
-  c.cu_module = drv.load_module(e.payload);
-  c.cu_function = drv.get_function(c.cu_module, e.meta["function"]);
+  cuda::CUmodule module = drv.load_module(image);
+  cuda::CUfunction f = drv.get_function(module, name);
   // NVIDIA kernels declare their shared memory dynamic: its size goes with every launch, and above
   // the default 48 KB the function must be allowed it first (up to the device's opt-in limit).
-  c.shared_bytes = static_cast<unsigned>(meta_int(e, "shared_bytes"));
-  if (c.shared_bytes > 48 * 1024) {
+  if (shared_bytes > 48 * 1024) {
     const int limit = drv.device_attribute(cuda::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-    if (static_cast<long long>(c.shared_bytes) > limit)
+    if (static_cast<long long>(shared_bytes) > limit)
       throw LaunchError(fmt::format("kernel '{}' needs {} bytes of shared memory per block; this device allows {} "
-                                    "(smaller blocks or fewer num_stages)", e.meta["function"], c.shared_bytes, limit));
-    drv.set_function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                               static_cast<int>(c.shared_bytes));
+                                    "(smaller blocks or fewer num_stages)", name, shared_bytes, limit));
+    drv.set_function_attribute(f, cuda::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(shared_bytes));
   }
+  return f;
+}
+
+// Loads the entry's module and function on the current context's device; fills what the driver
+// reports about it.
+void load_cuda(Compiled& c, CacheEntry& e) {
+  auto& drv = cuda::CudaDriver::require();
+  c.shared_bytes = static_cast<unsigned>(meta_int(e, "shared_bytes"));
+  c.cu_function_name = e.meta["function"];
+  const cuda::CUfunction f = load_cuda_function(e.payload, c.cu_function_name, c.shared_bytes);
+  c.cu_image = e.payload;
+  c.cu_functions.reset(new std::atomic<cuda::CUfunction>[static_cast<std::size_t>(drv.device_count())]);
+  for (int i = 0; i < drv.device_count(); ++i) c.cu_functions[i].store(nullptr);
+  const int device = std::max(0, drv.device_of(drv.current_context()));
+  c.cu_functions[device].store(f, std::memory_order_release);
   ResourceReport& r = c.resources;
-  r.registers = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_NUM_REGS);
-  r.local_bytes = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
-  r.shared_bytes = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) +
+  r.registers = drv.function_attribute(f, cuda::CU_FUNC_ATTRIBUTE_NUM_REGS);
+  r.local_bytes = drv.function_attribute(f, cuda::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+  r.shared_bytes = drv.function_attribute(f, cuda::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) +
                    static_cast<int>(c.shared_bytes);
-  r.max_threads = drv.function_attribute(c.cu_function, cuda::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  r.max_threads = drv.function_attribute(f, cuda::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   r.jit_log = e.meta["jit_log"];
   r.spill_store_bytes = number_before(r.jit_log, "bytes spill stores");
   r.spill_load_bytes = number_before(r.jit_log, "bytes spill loads");
@@ -264,6 +280,14 @@ std::string ResourceReport::str() const {
 }  // namespace tessera
 
 namespace tessera::runtime {
+
+cuda::CUfunction load_on_device(Compiled& c, int ordinal) {
+  std::lock_guard<std::mutex> lock(c.cu_load_mutex);
+  if (cuda::CUfunction f = c.cu_functions[ordinal].load(std::memory_order_acquire)) return f;
+  const cuda::CUfunction f = load_cuda_function(c.cu_image, c.cu_function_name, c.shared_bytes);
+  c.cu_functions[ordinal].store(f, std::memory_order_release);
+  return f;
+}
 
 CacheEntry device_entry(const std::string& kernel, const std::string& target, lower::DeviceBinary bin) {
   return CacheEntry{std::move(bin.data),

@@ -2,7 +2,9 @@
 // driver load, with a resource report. launch.cpp decides when (its in-memory cache); this file
 // decides how.
 #pragma once
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,8 +22,10 @@ namespace tessera::runtime {
 struct Compiled {
   Executor executor;
   std::unique_ptr<ir::Module> module;      // interpreter
-  cuda::CUfunction cu_function = nullptr;  // CUDA
-  cuda::CUmodule cu_module = nullptr;
+  // CUDA: compiled once, loaded on each device on its first launch there (cuda_function).
+  std::unique_ptr<std::atomic<cuda::CUfunction>[]> cu_functions;  // by device ordinal
+  std::string cu_image, cu_function_name;  // what a further device loads
+  std::mutex cu_load_mutex;
   hip::hipFunction_t hip_function = nullptr;
   hip::hipModule_t hip_module = nullptr;
   std::shared_ptr<void> host_kernel;       // host targets: the host executor's handle
@@ -33,6 +37,16 @@ struct Compiled {
 // fields a later load needs (function name, threads) and `tessera-cache list` shows.
 CacheEntry device_entry(const std::string& kernel, const std::string& target, lower::DeviceBinary bin);
 
+// The specialization's function on CUDA device `ordinal`, loaded there on first use (with that
+// device's primary context current, as the launch path has it).
+cuda::CUfunction load_on_device(Compiled& c, int ordinal);
+inline cuda::CUfunction cuda_function(Compiled& c, int ordinal) {
+  if (cuda::CUfunction f = c.cu_functions[ordinal].load(std::memory_order_acquire)) return f;
+  return load_on_device(c, ordinal);
+}
+
+// Builds in the calling thread's current context; for CUDA, device `ordinal`'s primary context is
+// current and the function is loaded there.
 std::unique_ptr<Compiled> build_specialization(const detail::KernelDef& def, Executor ex, const LaunchOptions& opts,
                                                const std::vector<ir::ArgFacts>& facts);
 

@@ -7,6 +7,7 @@
 // key wait for the one build (single flight); different keys build in parallel.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "jit/ir/printer.hpp"
 #include "jit/runtime/build.hpp"
 #include "jit/runtime/compile.hpp"
+#include "jit/runtime/device.hpp"
 #include "jit/runtime/disk_cache.hpp"
 #include "jit/runtime/host_registry.hpp"
 #include "jit/runtime/options.hpp"
@@ -47,7 +49,7 @@ struct KeyHash {
 
 // One specialization: built once, by the first caller; the others wait for it.
 struct Slot {
-  std::atomic<const Compiled*> ready{nullptr};
+  std::atomic<Compiled*> ready{nullptr};
   std::mutex mutex;
   std::condition_variable done;
   bool finished = false;
@@ -73,11 +75,6 @@ KernelState& state_of(detail::KernelDef& def) {
     std::atomic_store(&def.runtime_state, existing);
   }
   return *static_cast<KernelState*>(existing.get());
-}
-
-Executor resolve_executor(Executor requested) {
-  if (requested != Executor::Auto) return requested;
-  return default_executor().executor;
 }
 
 bool same_names(const std::vector<std::string>& names, const MetaValues& meta) {
@@ -146,7 +143,7 @@ void build_into(Slot& slot, KernelState& state, const std::vector<std::int64_t>&
 // The specialization of `key`, built here or by a concurrent caller. `on_miss` runs before this
 // thread would build (the CUDA-graph capture check).
 template <class OnMiss>
-const Compiled& find_or_build(KernelState& state, const std::vector<std::int64_t>& key, detail::KernelDef& def,
+Compiled& find_or_build(KernelState& state, const std::vector<std::int64_t>& key, detail::KernelDef& def,
                               Executor ex, const LaunchOptions& opts, const std::vector<ir::ArgFacts>& facts,
                               OnMiss&& on_miss) {
   std::shared_ptr<Slot> slot;
@@ -154,7 +151,7 @@ const Compiled& find_or_build(KernelState& state, const std::vector<std::int64_t
     std::shared_lock lock(state.mutex);
     auto it = state.cache.find(key);
     if (it != state.cache.end()) {
-      if (const Compiled* c = it->second->ready.load(std::memory_order_acquire)) return *c;
+      if (Compiled* c = it->second->ready.load(std::memory_order_acquire)) return *c;
       slot = it->second;
     }
   }
@@ -220,6 +217,14 @@ std::array<std::int64_t, 3> grid_limits(Executor ex) {
 }
 
 }  // namespace
+
+int cuda_launch_device(const detail::KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args,
+                       const cuda::CudaDriver& drv, cuda::CUcontext current) {
+  const int device = argument_device(def, opts.device, args);
+  if (device >= 0) return device;
+  return std::max(0, drv.device_of(current));
+}
+
 }  // namespace runtime
 
 ExecutorChoice default_executor() {
@@ -289,7 +294,7 @@ std::span<const ArgValue> checked_arguments(const KernelDef& def, const LaunchOp
 
 // The specialization these options and arguments select, built if needed. Reused per thread: a
 // lookup of a cached specialization allocates nothing.
-const runtime::Compiled& specialization(KernelDef& def, Executor ex, const LaunchOptions& opts,
+runtime::Compiled& specialization(KernelDef& def, Executor ex, const LaunchOptions& opts,
                                         std::span<const ArgValue> args) {
   using namespace runtime;
   KernelState& state = state_of(def);
@@ -318,8 +323,8 @@ decltype(auto) only_tessera_errors(const KernelDef& def, const char* what, F&& f
     return f();
   } catch (const Error&) {
     throw;
-  } catch (const std::bad_alloc&) {
-    throw Error(fmt::format("kernel '{}': out of host memory during {}", def.name, what));
+  } catch (const std::bad_alloc& e) {
+    throw Error(fmt::format("kernel '{}': out of host memory during {} ({})", def.name, what, e.what()));
   } catch (const std::length_error& e) {
     throw Error(fmt::format("kernel '{}': a size too large for host memory during {} ({})", def.name, what, e.what()));
   }
@@ -328,13 +333,25 @@ decltype(auto) only_tessera_errors(const KernelDef& def, const char* what, F&& f
 void launch_unguarded(KernelDef& def, const LaunchOptions& opts, std::span<const ArgValue> args) {
   using namespace runtime;
   args = checked_arguments(def, opts, args);
-  const Executor ex = resolve_executor(opts.executor);
+  const Executor ex = launch_executor(def, opts.executor, args);
   const auto grid = resolve_grid(def, opts, grid_limits(ex));
-  const Compiled* c = &specialization(def, ex, opts, args);
-  ++g_launches;
-
   const Dim3 g3{static_cast<std::uint32_t>(grid[0]), static_cast<std::uint32_t>(grid[1]),
                 static_cast<std::uint32_t>(grid[2])};
+  if (ex == Executor::Cuda) {
+    auto& drv = cuda::CudaDriver::require();
+    const cuda::CUcontext current = drv.current_context();
+    const int device = cuda_launch_device(def, opts, args, drv, current);
+    // The device's primary context is current for the build, the load and the launch.
+    cuda::ScopedContext on_device(drv, device, current);
+    Compiled& c = specialization(def, ex, opts, args);
+    ++g_launches;
+    thread_local ParamBuffer params;
+    drv.launch(cuda_function(c, device), {g3[0], g3[1], g3[2]}, {c.num_threads, 1, 1}, c.shared_bytes,
+               static_cast<cuda::CUstream>(opts.stream), params.fill(def, args));
+    return;
+  }
+  const Compiled* c = &specialization(def, ex, opts, args);
+  ++g_launches;
   if (ex == Executor::Interpreter) {
     interp::run(*c->module, g3, args);
     return;
@@ -343,17 +360,6 @@ void launch_unguarded(KernelDef& def, const LaunchOptions& opts, std::span<const
   void** p = params.fill(def, args);
   if (ex == Executor::Host || ex == Executor::Host64) {
     host::registered_executor().launch(c->host_kernel.get(), g3, args, p);
-    return;
-  }
-  if (ex == Executor::Cuda) {
-    auto& drv = cuda::CudaDriver::require();
-    thread_local bool context_set = false;
-    if (!context_set) {
-      drv.ensure_context();
-      context_set = true;
-    }
-    drv.launch(c->cu_function, {g3[0], g3[1], g3[2]}, {c->num_threads, 1, 1}, c->shared_bytes,
-               static_cast<cuda::CUstream>(opts.stream), p);
     return;
   }
   hip::HipDriver::require().launch(c->hip_function, {g3[0], g3[1], g3[2]}, {c->num_threads, 1, 1}, c->shared_bytes,
@@ -370,8 +376,16 @@ ResourceReport warmup(KernelDef& def, const LaunchOptions& opts, std::span<const
   using namespace runtime;
   return only_tessera_errors(def, "a warmup", [&] {
     auto checked = checked_arguments(def, opts, args);
-    const Executor ex = resolve_executor(opts.executor);
-    if (ex == Executor::Cuda) cuda::CudaDriver::require().ensure_context();
+    const Executor ex = launch_executor(def, opts.executor, checked);
+    if (ex == Executor::Cuda) {
+      auto& drv = cuda::CudaDriver::require();
+      const cuda::CUcontext current = drv.current_context();
+      const int device = cuda_launch_device(def, opts, checked, drv, current);
+      cuda::ScopedContext on_device(drv, device, current);
+      Compiled& c = specialization(def, ex, opts, checked);
+      cuda_function(c, device);  // loaded there too, so that a launch under graph capture loads nothing
+      return c.resources;
+    }
     return specialization(def, ex, opts, checked).resources;
   });
 }

@@ -1,4 +1,5 @@
 // Memory of an executor, for tessera::Buffer.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,9 +15,36 @@ namespace detail {
 
 Executor resolve(Executor ex) { return ex == Executor::Auto ? default_executor().executor : ex; }
 
-void* memory_alloc(Executor ex, std::size_t bytes) {
+namespace {
+// Runs `f` with CUDA device `device`'s context current (the current one for -1).
+template <class F>
+decltype(auto) on_cuda_device(int device, F&& f) {
+  auto& drv = cuda::CudaDriver::require();
+  if (device < 0) return f(drv);
+  cuda::ScopedContext on(drv, device);
+  return f(drv);
+}
+}  // namespace
+
+int memory_device(Executor ex, int device) {
   switch (resolve(ex)) {
-    case Executor::Cuda: return reinterpret_cast<void*>(cuda::CudaDriver::require().alloc(bytes));
+    case Executor::Cuda: {
+      auto& drv = cuda::CudaDriver::require();
+      if (device >= 0) {
+        drv.context_of(device);  // checks that it exists
+        return device;
+      }
+      return std::max(0, drv.device_of(drv.current_context()));
+    }
+    case Executor::Hip: return 0;
+    default: return -1;
+  }
+}
+
+void* memory_alloc(Executor ex, std::size_t bytes, int device) {
+  switch (resolve(ex)) {
+    case Executor::Cuda:
+      return on_cuda_device(device, [&](auto& drv) { return reinterpret_cast<void*>(drv.alloc(bytes)); });
     case Executor::Hip: return hip::HipDriver::require().alloc(bytes);
     default: {
       // 64-byte alignment, like device allocations (which are 256-byte aligned): kernels
@@ -29,10 +57,12 @@ void* memory_alloc(Executor ex, std::size_t bytes) {
   }
 }
 
-void memory_free(Executor ex, void* p) noexcept {
+void memory_free(Executor ex, void* p, int device) noexcept {
   try {
     switch (resolve(ex)) {
-      case Executor::Cuda: cuda::CudaDriver::require().free(reinterpret_cast<cuda::CUdeviceptr>(p)); return;
+      case Executor::Cuda:
+        on_cuda_device(device, [&](auto& drv) { drv.free(reinterpret_cast<cuda::CUdeviceptr>(p)); });
+        return;
       case Executor::Hip: hip::HipDriver::require().free(p); return;
       default: std::free(p); return;
     }
@@ -41,17 +71,21 @@ void memory_free(Executor ex, void* p) noexcept {
   }
 }
 
-void memory_to_device(Executor ex, void* dst, const void* src, std::size_t bytes) {
+void memory_to_device(Executor ex, void* dst, const void* src, std::size_t bytes, int device) {
   switch (resolve(ex)) {
-    case Executor::Cuda: cuda::CudaDriver::require().copy_to_device(reinterpret_cast<cuda::CUdeviceptr>(dst), src, bytes); return;
+    case Executor::Cuda:
+      on_cuda_device(device, [&](auto& drv) { drv.copy_to_device(reinterpret_cast<cuda::CUdeviceptr>(dst), src, bytes); });
+      return;
     case Executor::Hip: hip::HipDriver::require().copy_to_device(dst, src, bytes); return;
     default: std::memcpy(dst, src, bytes); return;
   }
 }
 
-void memory_to_host(Executor ex, void* dst, const void* src, std::size_t bytes) {
+void memory_to_host(Executor ex, void* dst, const void* src, std::size_t bytes, int device) {
   switch (resolve(ex)) {
-    case Executor::Cuda: cuda::CudaDriver::require().copy_to_host(dst, reinterpret_cast<cuda::CUdeviceptr>(src), bytes); return;
+    case Executor::Cuda:
+      on_cuda_device(device, [&](auto& drv) { drv.copy_to_host(dst, reinterpret_cast<cuda::CUdeviceptr>(src), bytes); });
+      return;
     case Executor::Hip: hip::HipDriver::require().copy_to_host(dst, src, bytes); return;
     default: std::memcpy(dst, src, bytes); return;
   }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "jit/ir/types.hpp"
+#include "tessera/runtime.hpp"
 
 namespace tessera::runtime {
 namespace {
@@ -38,7 +39,89 @@ std::pair<std::int64_t, std::int64_t> int_range(DType d) {
     default: return {INT64_MIN, INT64_MAX};
   }
 }
+const char* place_name(MemoryPlace p) {
+  switch (p) {
+    case MemoryPlace::Host: return "host memory";
+    case MemoryPlace::Cuda: return "CUDA device memory";
+    case MemoryPlace::Hip: return "HIP device memory";
+    case MemoryPlace::Unknown: break;
+  }
+  return "memory of unknown place";
+}
+
+bool reaches(Executor ex, MemoryPlace p) {
+  switch (p) {
+    case MemoryPlace::Host: return ex == Executor::Interpreter || ex == Executor::Host || ex == Executor::Host64;
+    case MemoryPlace::Cuda: return ex == Executor::Cuda;
+    case MemoryPlace::Hip: return ex == Executor::Hip;
+    case MemoryPlace::Unknown: break;
+  }
+  return true;
+}
+
+const char* executor_name(Executor ex) {
+  switch (ex) {
+    case Executor::Auto: return "Auto";
+    case Executor::Cuda: return "Executor::Cuda";
+    case Executor::Hip: return "Executor::Hip";
+    case Executor::Interpreter: return "Executor::Interpreter";
+    case Executor::Host: return "Executor::Host";
+    case Executor::Host64: return "Executor::Host64";
+  }
+  return "an unknown executor";
+}
 }  // namespace
+
+Executor launch_executor(const detail::KernelDef& def, Executor requested, std::span<const ArgValue> args) {
+  MemoryPlace place = MemoryPlace::Unknown;
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const MemoryPlace p = args[i].kind == ArgValue::Kind::Pointer ? args[i].place : MemoryPlace::Unknown;
+    if (p == MemoryPlace::Unknown) continue;
+    if (place == MemoryPlace::Unknown) {
+      place = p;
+      first = i;
+    } else if (p != place) {
+      throw LaunchError(fmt::format("kernel '{}': argument {} is in {} and argument {} in {}: the tensors of one launch "
+                                    "must all be in one place", def.name, first, place_name(place), i, place_name(p)));
+    }
+  }
+  if (requested != Executor::Auto) {
+    if (!reaches(requested, place))
+      throw LaunchError(fmt::format("kernel '{}': argument {} is in {}, which {} cannot reach; launch with the executor "
+                                    "of that memory (or Executor::Auto, which follows the tensors)",
+                                    def.name, first, place_name(place), executor_name(requested)));
+    return requested;
+  }
+  const Executor fallback = default_executor().executor;
+  switch (place) {
+    case MemoryPlace::Unknown: return fallback;
+    case MemoryPlace::Host: return reaches(fallback, place) ? fallback : Executor::Interpreter;
+    case MemoryPlace::Cuda: return Executor::Cuda;
+    case MemoryPlace::Hip: return Executor::Hip;
+  }
+  return fallback;
+}
+
+int argument_device(const detail::KernelDef& def, int requested, std::span<const ArgValue> args) {
+  int device = -1;
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgValue& a = args[i];
+    if (a.kind != ArgValue::Kind::Pointer || a.device < 0) continue;
+    if (device < 0) {
+      device = a.device;
+      first = i;
+    } else if (a.device != device) {
+      throw LaunchError(fmt::format("kernel '{}': argument {} is on device {} and argument {} on device {}: the tensors "
+                                    "of one launch must be on one device", def.name, first, device, i, a.device));
+    }
+  }
+  if (requested >= 0 && device >= 0 && requested != device)
+    throw LaunchError(fmt::format("kernel '{}': LaunchOptions::device is {}, but argument {} is on device {}", def.name,
+                                  requested, first, device));
+  return requested >= 0 ? requested : device;
+}
 
 void validate_arguments(const detail::KernelDef& def, std::span<const ArgValue> args) {
   if (args.size() != def.args.size())

@@ -6,7 +6,8 @@
 # 77: it found no GPU, which here is a failure), a sanitizer error, a benchmark program that fails.
 # Logs go to $OUT when set.
 # STEPS (comma list, default all): examples, tests, sanitize (tests/gpu/sanitize_gpu.sh: memcheck,
-# racecheck and synccheck over every example and GPU test binary), matmul (cold compile, autotuning
+# racecheck and synccheck over every example and GPU test binary), multigpu (the [multi_gpu] cases,
+# on the two-GPU machine), matmul (cold compile, autotuning
 # and TFLOP/s, against Triton and cuBLAS; matmul_tessera: tessera's side only), bench. A device call is limited
 # to 10 minutes, so a run can be split: STEPS=examples,tests,sanitize then STEPS=bench.
 set -uo pipefail
@@ -75,6 +76,15 @@ echo "== Triton's random numbers against the reference Philox"
 python3 tests/gpu/triton_random_check.py 2>&1 | tee $OUT/triton_random.log
 (( PIPESTATUS[0] == 0 )) || fail "tests/gpu/triton_random_check.py (see $OUT/triton_random.log)"
 
+fi
+
+# One process, two GPUs (on the two-GPU machine): one kernel launched on both devices, the
+# autotuner on device 1, launches mixing devices refused. It fails on a machine with one GPU.
+if step multigpu; then
+n=$(nvidia-smi -L | wc -l)
+if (( n < 2 )); then fail "STEPS=multigpu needs two GPUs, this machine has $n"; else
+RUN_LOG=tessera_gpu_tests_multi_gpu run_tests tessera_gpu_tests "[multi_gpu]"
+fi
 fi
 
 if step sanitize; then

@@ -83,10 +83,14 @@ class Kernel {
   }
 
   // The ArgValues of a call with these C++ arguments, checked against the parameters at compile time.
+  // ts::tensor_args<R>(t) stands for 1 + 2R arguments (the tensor, its sizes, its strides).
   template <class... Args>
   static std::array<ArgValue, sizeof...(Params)> arg_values(Args&&... args) {
-    static_assert(sizeof...(Args) == sizeof...(Params), "tessera: kernel launched with the wrong number of arguments");
-    return convert(std::index_sequence_for<Params...>{}, args...);
+    auto flat = std::tuple_cat(detail::launch_parts(args)...);
+    static_assert(std::tuple_size_v<decltype(flat)> == sizeof...(Params),
+                  "tessera: kernel launched with the wrong number of arguments (ts::tensor_args<R>(t) counts as "
+                  "1 + 2R: the tensor, its sizes and its strides)");
+    return convert(std::index_sequence_for<Params...>{}, flat);
   }
 
   // A launch with these options; call the result with the kernel's arguments.
@@ -131,9 +135,9 @@ class Kernel {
   }
 
  private:
-  template <std::size_t... I, class... Args>
-  static std::array<ArgValue, sizeof...(Params)> convert(std::index_sequence<I...>, Args&... args) {
-    return {detail::to_arg_value<I, Params>(args)...};
+  template <std::size_t... I, class Flat>
+  static std::array<ArgValue, sizeof...(Params)> convert(std::index_sequence<I...>, Flat& flat) {
+    return {detail::to_arg_value<I, Params>(std::get<I>(flat))...};
   }
   std::shared_ptr<detail::KernelDef> def_;
 };

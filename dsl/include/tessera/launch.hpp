@@ -69,6 +69,11 @@ struct LaunchOptions {
   // not allow it; jit/transforms/pipeline_loads.hpp). Loops without a dot are not affected.
   int num_stages = 1;
   void* stream = nullptr;               // CUstream / hipStream_t; null: the legacy default stream
+  // The CUDA device to run on (its ordinal), whose stream `stream` must be. -1: where the tensor
+  // arguments are (a ts::Buffer, a DLPack tensor), else the calling thread's current device (the
+  // current CUDA context, as a framework's set_device leaves it), else device 0. A kernel is
+  // compiled once per process and loaded on each device on its first launch there.
+  int device = -1;
   Executor executor = Executor::Auto;   // Auto: TESSERA_EXECUTOR, TESSERA_INTERPRET=1, else the GPU if any, else interp
   CompileOptions compile;
 };
