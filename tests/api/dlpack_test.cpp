@@ -106,6 +106,13 @@ TEST_CASE("ts::tensor_args passes a strided view's sizes and strides", "[api][dl
                    ts::tensor_args<2>(&flat.t), out);
              }),
              Contains("ts::tensor_args<2>: the tensor has 1 dimensions"));
+  // Sizes are checked before they are passed on.
+  CHECK_THAT(error_of<ts::LaunchError>([&] {
+               HostTensor bad(random_floats(8, 6), {2, -4});
+               k[{.grid = {1}, .meta = {{"BLOCK", 32}}, .executor = ts::Executor::Interpreter}](
+                   ts::tensor_args<2>(&bad.t), out);
+             }),
+             Contains("the tensor of a ts::tensor_args is a tensor with a negative size"));
 }
 
 TEST_CASE("DLPack tensors tessera cannot take are refused with the reason", "[api][dlpack][errors]") {

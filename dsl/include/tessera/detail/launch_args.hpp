@@ -179,6 +179,7 @@ auto launch_parts(const TensorWithShape<A, Rank>& v) {
   if (t.rank != Rank)
     throw LaunchError("ts::tensor_args<" + std::to_string(Rank) + ">: the tensor has " + std::to_string(t.rank) +
                       " dimensions");
+  tensor_extent(no_argument_index, Rank, t.shape, t.strides);  // refuses negative or overflowing sizes first
   std::array<std::int64_t, 2 * Rank> dims{};
   std::int64_t compact = 1;
   for (int d = Rank - 1; d >= 0; --d) {
