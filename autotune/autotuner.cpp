@@ -9,7 +9,6 @@
 #include <tuple>
 
 #include "autotune/autotune_internal.hpp"
-#include "backends/cuda/cuda_driver.hpp"
 #include "jit/runtime/device.hpp"
 #include "jit/runtime/validate.hpp"
 #include "jit/ir/types.hpp"
@@ -276,9 +275,7 @@ template <class F>
 decltype(auto) on_launch_device(const KernelDef& def, Executor ex, const LaunchOptions& base,
                                 std::span<const ArgValue> args, F&& f) {
   if (ex != Executor::Cuda) return f();
-  auto& drv = cuda::CudaDriver::require();
-  const cuda::CUcontext current = drv.current_context();
-  cuda::ScopedContext on_device(drv, runtime::cuda_launch_device(def, base, args, drv, current), current);
+  const runtime::OnLaunchDevice on_device(def, base, args);
   return f();
 }
 }  // namespace

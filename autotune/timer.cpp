@@ -45,7 +45,7 @@ struct CudaOps {
     // training job's memory, and an allocation per timing would cost more than the timing.
     static std::mutex mutex;
     static std::vector<cuda::CUdeviceptr> buffers;
-    const int device = std::max(0, drv().device_of(drv().current_context()));
+    const int device = drv().current_device();
     cuda::CUdeviceptr buffer = 0;
     {
       std::lock_guard<std::mutex> lock(mutex);

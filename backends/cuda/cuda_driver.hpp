@@ -2,6 +2,7 @@
 // starts on a machine without an NVIDIA driver and says so clearly instead of failing to load.
 // Every wrapper throws tessera::DriverError carrying the driver's own error name and text.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <memory>
@@ -104,6 +105,8 @@ class TESSERA_API CudaDriver {
   int device_of(CUcontext current) const;
   // The context current on the calling thread (null: none).
   CUcontext current_context() const;
+  // The device of the calling thread's current context, or 0 when none is current.
+  int current_device() const { return std::max(0, device_of(current_context())); }
   // Makes the primary context current on the calling thread if it has none (contexts are
   // per-thread); every wrapper below except launch() does this first.
   void ensure_context() const;

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -152,7 +150,7 @@ void load_cuda(Compiled& c, CacheEntry& e) {
   c.cu_image = e.payload;
   c.cu_functions.reset(new std::atomic<cuda::CUfunction>[static_cast<std::size_t>(drv.device_count())]);
   for (int i = 0; i < drv.device_count(); ++i) c.cu_functions[i].store(nullptr);
-  const int device = std::max(0, drv.device_of(drv.current_context()));
+  const int device = drv.current_device();
   c.cu_functions[device].store(f, std::memory_order_release);
   ResourceReport& r = c.resources;
   r.registers = drv.function_attribute(f, cuda::CU_FUNC_ATTRIBUTE_NUM_REGS);

@@ -338,16 +338,12 @@ void launch_unguarded(KernelDef& def, const LaunchOptions& opts, std::span<const
   const Dim3 g3{static_cast<std::uint32_t>(grid[0]), static_cast<std::uint32_t>(grid[1]),
                 static_cast<std::uint32_t>(grid[2])};
   if (ex == Executor::Cuda) {
-    auto& drv = cuda::CudaDriver::require();
-    const cuda::CUcontext current = drv.current_context();
-    const int device = cuda_launch_device(def, opts, args, drv, current);
-    // The device's primary context is current for the build, the load and the launch.
-    cuda::ScopedContext on_device(drv, device, current);
+    const OnLaunchDevice on_device(def, opts, args);  // for the build, the load and the launch
     Compiled& c = specialization(def, ex, opts, args);
     ++g_launches;
     thread_local ParamBuffer params;
-    drv.launch(cuda_function(c, device), {g3[0], g3[1], g3[2]}, {c.num_threads, 1, 1}, c.shared_bytes,
-               static_cast<cuda::CUstream>(opts.stream), params.fill(def, args));
+    on_device.driver().launch(cuda_function(c, on_device.device()), {g3[0], g3[1], g3[2]}, {c.num_threads, 1, 1},
+                              c.shared_bytes, static_cast<cuda::CUstream>(opts.stream), params.fill(def, args));
     return;
   }
   const Compiled* c = &specialization(def, ex, opts, args);
@@ -378,12 +374,9 @@ ResourceReport warmup(KernelDef& def, const LaunchOptions& opts, std::span<const
     auto checked = checked_arguments(def, opts, args);
     const Executor ex = launch_executor(def, opts.executor, checked);
     if (ex == Executor::Cuda) {
-      auto& drv = cuda::CudaDriver::require();
-      const cuda::CUcontext current = drv.current_context();
-      const int device = cuda_launch_device(def, opts, checked, drv, current);
-      cuda::ScopedContext on_device(drv, device, current);
+      const OnLaunchDevice on_device(def, opts, checked);
       Compiled& c = specialization(def, ex, opts, checked);
-      cuda_function(c, device);  // loaded there too, so that a launch under graph capture loads nothing
+      cuda_function(c, on_device.device());  // loaded there too, so that a launch under graph capture loads nothing
       return c.resources;
     }
     return specialization(def, ex, opts, checked).resources;

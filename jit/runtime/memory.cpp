@@ -1,5 +1,4 @@
 // Memory of an executor, for tessera::Buffer.
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -34,7 +33,7 @@ int memory_device(Executor ex, int device) {
         drv.context_of(device);  // checks that it exists
         return device;
       }
-      return std::max(0, drv.device_of(drv.current_context()));
+      return drv.current_device();
     }
     case Executor::Hip: return 0;
     default: return -1;
