@@ -5,14 +5,15 @@
 # and exits 1 when any did: an example or a test binary that fails, a test binary that skips (exit
 # 77: it found no GPU, which here is a failure), a sanitizer error, a benchmark program that fails.
 # Logs go to $OUT when set.
-# STEPS (comma list, default all): examples, tests, sanitize (tests/gpu/sanitize_gpu.sh: memcheck,
+# STEPS (comma list, default all): examples, tests, torch (the PyTorch ops: build, check, bench;
+# with training also the training runs), sanitize (tests/gpu/sanitize_gpu.sh: memcheck,
 # racecheck and synccheck over every example and GPU test binary), multigpu (the [multi_gpu] cases,
 # on the two-GPU machine), matmul (cold compile, autotuning
 # and TFLOP/s, against Triton and cuBLAS; matmul_tessera: tessera's side only), bench. A device call is limited
 # to 10 minutes, so a run can be split: STEPS=examples,tests,sanitize then STEPS=bench.
 set -uo pipefail
 OUT=${OUT:-/tmp/tessera-out}; mkdir -p "$OUT"
-STEPS=${STEPS:-examples,tests,sanitize,matmul,bench}
+STEPS=${STEPS:-examples,tests,torch,training,sanitize,matmul,bench}
 step() { [[ ",$STEPS," == *",$1,"* ]]; }
 FAILED=()
 SKIPPED=()
@@ -84,6 +85,39 @@ if step multigpu; then
 n=$(nvidia-smi -L | wc -l)
 if (( n < 2 )); then fail "STEPS=multigpu needs two GPUs, this machine has $n"; else
 RUN_LOG=tessera_gpu_tests_multi_gpu run_tests tessera_gpu_tests "[multi_gpu]"
+fi
+fi
+
+# The tessera::* PyTorch ops (dsl/torch/): built here against this machine's PyTorch, checked on
+# CUDA tensors (values, gradients, meta kernels, torch.library.opcheck), benchmarked against
+# torch's eager ops and torch.compile, and the training runs (examples/training/gpt.py).
+if step torch; then
+echo "== tessera::torch ops: build against this PyTorch"
+if bash tests/gpu/build_torch_ops.sh > $OUT/torch_build.log 2>&1; then
+  TLIB=$W/lib/libtessera_torch.so
+  echo "== tests/torch/ops_check.py on CUDA tensors"
+  python3 tests/torch/ops_check.py --lib $TLIB --device cuda > $OUT/torch_ops_check.log 2>&1 \
+    || fail "tests/torch/ops_check.py (see $OUT/torch_ops_check.log)"
+  grep -E "FAIL|ops_check:" $OUT/torch_ops_check.log | head -30
+  if [ -f examples/training/gpt.py ] && step training; then
+    echo "== examples/training/gpt.py --compare, --cuda-graph, --bench"
+    python3 examples/training/gpt.py --lib $TLIB --device cuda --compare > $OUT/gpt_compare.log 2>&1 \
+      || fail "gpt.py --compare (see $OUT/gpt_compare.log)"
+    tail -5 $OUT/gpt_compare.log
+    python3 examples/training/gpt.py --lib $TLIB --device cuda --cuda-graph --dropout 0 > $OUT/gpt_graph.log 2>&1 \
+      || fail "gpt.py --cuda-graph (see $OUT/gpt_graph.log)"
+    tail -5 $OUT/gpt_graph.log
+    python3 examples/training/gpt.py --lib $TLIB --device cuda --bench > $OUT/gpt_bench.log 2>&1 \
+      || fail "gpt.py --bench (see $OUT/gpt_bench.log)"
+    tail -12 $OUT/gpt_bench.log
+  fi
+  echo "== tests/bench/torch_ops_bench.py: tessera against torch eager and torch.compile"
+  python3 tests/bench/torch_ops_bench.py --lib $TLIB ${TORCH_BENCH_ARGS:-} > $OUT/torch_bench.log 2>&1 \
+    || fail "tests/bench/torch_ops_bench.py (see $OUT/torch_bench.log)"
+  tail -30 $OUT/torch_bench.log
+else
+  tail -30 $OUT/torch_build.log
+  fail "tests/gpu/build_torch_ops.sh (see $OUT/torch_build.log)"
 fi
 fi
 

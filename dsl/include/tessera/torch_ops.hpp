@@ -1,0 +1,39 @@
+// tessera's PyTorch ops from C++ (libtorch): the ops that libtessera_torch.so registers in the
+// `tessera` namespace (torch.ops.tessera.* in Python), called through PyTorch's dispatcher, so
+// that autograd, torch.compile's fake tensors and PyTorch's current CUDA stream all apply.
+// Link the tessera::torch CMake target (find_package(tessera COMPONENTS torch)).
+//
+//   at::Tensor y = tessera::torch::layer_norm(x, weight, bias);   // differentiable
+//   at::Tensor loss = tessera::torch::cross_entropy(logits, target);
+//
+// Tensors may be CPU (run on tessera's interpreter: for tests, slow) or CUDA (run on that GPU).
+// Each op normalizes, or applies softmax, over the last dimension; inputs are made contiguous.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <cstdint>
+
+#include "tessera/export.hpp"
+
+namespace tessera::torch {
+
+// (x - mean) / sqrt(var + eps) * weight + bias over the last dimension (weight, bias: [N]).
+TESSERA_API at::Tensor layer_norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                  double eps = 1e-5);
+// x / sqrt(mean(x^2) + eps) * weight over the last dimension (weight: [N]).
+TESSERA_API at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps = 1e-6);
+// softmax over `dim`, which must be the last dimension.
+TESSERA_API at::Tensor softmax(const at::Tensor& x, std::int64_t dim = -1);
+// The mean cross-entropy (float32 scalar) of logits [M, V] against int64 targets [M], over the
+// rows whose target is not ignore_index, fused with the log-softmax; as
+// torch::nn::functional::cross_entropy on logits.float().
+TESSERA_API at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& target,
+                                     std::int64_t ignore_index = -100);
+// gelu(x + bias), the exact (erf) GELU, bias: [N].
+TESSERA_API at::Tensor bias_gelu(const at::Tensor& x, const at::Tensor& bias);
+// Keeps each element with probability 1 - p, scaled by 1 / (1 - p). The mask is a function of
+// (seed, element index) (Philox, as Triton's tl.rand): the same seed gives the same mask, so pass
+// a new seed per call (e.g. from the step number).
+TESSERA_API at::Tensor dropout(const at::Tensor& x, double p, std::int64_t seed);
+
+}  // namespace tessera::torch

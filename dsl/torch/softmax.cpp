@@ -1,0 +1,138 @@
+// tessera::softmax_fwd/bwd and tessera::cross_entropy_fwd/bwd: device kernels and meta kernels.
+#include "dsl/torch/common.hpp"
+#include "dsl/torch/ops.hpp"
+#include "dsl/torch/softmax_kernels.hpp"
+
+#include <algorithm>
+
+namespace tessera::torch_ops {
+namespace {
+
+// Softmax is over the last dimension: `dim` must name it.
+void check_last_dim(const at::Tensor& x, std::int64_t dim, std::string_view op) {
+  TORCH_CHECK(x.dim() >= 1, "tessera::", op, ": the input must have at least one dimension, got a scalar");
+  const std::int64_t d = dim < 0 ? dim + x.dim() : dim;
+  TORCH_CHECK(d == x.dim() - 1, "tessera::", op, ": only the last dimension (", x.dim() - 1, " or -1) is supported, got dim=",
+              dim, "; move the dimension last (movedim) first");
+}
+
+void check_cross_entropy_inputs(const at::Tensor& logits, const at::Tensor& target, std::string_view op) {
+  check_float_dtype(logits, op, "logits");
+  TORCH_CHECK(logits.dim() == 2, "tessera::", op, ": logits must be [rows, classes], got shape ", logits.sizes());
+  TORCH_CHECK(target.dim() == 1 && target.size(0) == logits.size(0), "tessera::", op, ": target must be [",
+              logits.size(0), "] (one class index per row), got shape ", target.sizes());
+  TORCH_CHECK(target.scalar_type() == at::kLong, "tessera::", op, ": target must be int64, got ", target.scalar_type());
+  check_same_device(logits, target, op, "target");
+  check_index_range(logits, op);
+}
+
+// Column block of the cross-entropy loops: the whole row up to 4096 columns.
+std::int64_t cross_entropy_block(std::int64_t v) { return std::min<std::int64_t>(next_pow2(v), 4096); }
+
+at::Tensor per_row_f32(const at::Tensor& logits) {
+  return at::empty_symint(logits.sym_sizes().slice(0, 1), logits.options().dtype(at::kFloat));
+}
+
+}  // namespace
+
+at::Tensor softmax_fwd(const at::Tensor& x_in, std::int64_t dim) {
+  check_last_dim(x_in, dim, "softmax");
+  check_float_dtype(x_in, "softmax", "the input");
+  check_index_range(x_in, "softmax");
+  const at::Tensor x = x_in.contiguous();
+  at::Tensor y = at::empty_like(x, at::MemoryFormat::Contiguous);
+  const Rows r = rows_of(x, "softmax");
+  if (r.rows == 0 || r.cols == 0) return y;
+  check_row_length(r.cols, "softmax");
+  const std::int64_t block = next_pow2(r.cols);
+  dispatch_float(x.scalar_type(), "softmax", [&]<class T>(T) {
+    static auto k = make_softmax_fwd<T>();
+    k[launch_options(x, {r.rows}, {{"BLOCK", block}}, row_warps(block))](x, y, static_cast<std::int32_t>(r.cols));
+  });
+  return y;
+}
+
+at::Tensor softmax_bwd(const at::Tensor& dy_in, const at::Tensor& y_in, std::int64_t dim) {
+  check_last_dim(y_in, dim, "softmax_backward");
+  check_float_dtype(y_in, "softmax_backward", "the output");
+  check_same_dtype(y_in, dy_in, "softmax_backward", "the output gradient");
+  TORCH_CHECK(dy_in.sizes() == y_in.sizes(), "tessera::softmax_backward: the output gradient has shape ", dy_in.sizes(),
+              " but the output has ", y_in.sizes());
+  check_index_range(y_in, "softmax_backward");
+  const at::Tensor y = y_in.contiguous(), dy = dy_in.contiguous();
+  at::Tensor dx = at::empty_like(y, at::MemoryFormat::Contiguous);
+  const Rows r = rows_of(y, "softmax_backward");
+  if (r.rows == 0 || r.cols == 0) return dx;
+  check_row_length(r.cols, "softmax_backward");
+  const std::int64_t block = next_pow2(r.cols);
+  dispatch_float(y.scalar_type(), "softmax_backward", [&]<class T>(T) {
+    static auto k = make_softmax_bwd<T>();
+    k[launch_options(y, {r.rows}, {{"BLOCK", block}}, row_warps(block))](y, dy, dx, static_cast<std::int32_t>(r.cols));
+  });
+  return dx;
+}
+
+std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd(const at::Tensor& logits_in, const at::Tensor& target_in,
+                                                     std::int64_t ignore_index) {
+  check_cross_entropy_inputs(logits_in, target_in, "cross_entropy");
+  const at::Tensor logits = logits_in.contiguous(), target = target_in.contiguous();
+  at::Tensor loss = per_row_f32(logits), lse = per_row_f32(logits);
+  const std::int64_t rows = logits.size(0), v = logits.size(1);
+  TORCH_CHECK(v > 0 || rows == 0, "tessera::cross_entropy: logits have no classes (shape ", logits.sizes(), ")");
+  if (rows == 0) return {loss, lse};
+  const std::int64_t block = cross_entropy_block(v);
+  dispatch_float(logits.scalar_type(), "cross_entropy", [&]<class T>(T) {
+    static auto k = make_cross_entropy_fwd<T>();
+    k[launch_options(logits, {rows}, {{"BLOCK", block}}, row_warps(block))](
+        logits, target, loss, lse, static_cast<std::int32_t>(v), static_cast<std::int32_t>(ignore_index));
+  });
+  return {loss, lse};
+}
+
+at::Tensor cross_entropy_bwd(const at::Tensor& grad_scale, const at::Tensor& logits_in, const at::Tensor& target_in,
+                             const at::Tensor& lse_in, std::int64_t ignore_index) {
+  check_cross_entropy_inputs(logits_in, target_in, "cross_entropy_backward");
+  TORCH_CHECK(grad_scale.numel() == 1 && grad_scale.scalar_type() == at::kFloat,
+              "tessera::cross_entropy_backward: grad_scale must be one float32 value, got ", grad_scale.sizes(), " ",
+              grad_scale.scalar_type());
+  const at::Tensor logits = logits_in.contiguous(), target = target_in.contiguous(), lse = lse_in.contiguous();
+  const at::Tensor scale = grad_scale.contiguous();
+  const std::int64_t rows = logits.size(0), v = logits.size(1);
+  TORCH_CHECK(lse.numel() == rows && lse.scalar_type() == at::kFloat,
+              "tessera::cross_entropy_backward: lse must be float32 with one value per row (", rows, ")");
+  at::Tensor dlogits = at::empty_like(logits, at::MemoryFormat::Contiguous);
+  if (rows == 0 || v == 0) return dlogits;
+  const std::int64_t block = cross_entropy_block(v);
+  dispatch_float(logits.scalar_type(), "cross_entropy_backward", [&]<class T>(T) {
+    static auto k = make_cross_entropy_bwd<T>();
+    k[launch_options(logits, {rows}, {{"BLOCK", block}}, row_warps(block))](
+        logits, target, lse, scale, dlogits, static_cast<std::int32_t>(v), static_cast<std::int32_t>(ignore_index));
+  });
+  return dlogits;
+}
+
+// ---- meta kernels
+
+at::Tensor softmax_fwd_meta(const at::Tensor& x, std::int64_t dim) {
+  check_last_dim(x, dim, "softmax");
+  check_float_dtype(x, "softmax", "the input");
+  return at::empty_like(x, at::MemoryFormat::Contiguous);
+}
+
+at::Tensor softmax_bwd_meta(const at::Tensor&, const at::Tensor& y, std::int64_t) {
+  return at::empty_like(y, at::MemoryFormat::Contiguous);
+}
+
+std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd_meta(const at::Tensor& logits, const at::Tensor& target,
+                                                          std::int64_t) {
+  check_float_dtype(logits, "cross_entropy", "logits");
+  TORCH_CHECK(logits.dim() == 2 && target.dim() == 1, "tessera::cross_entropy: logits must be [rows, classes] and target [rows]");
+  return {per_row_f32(logits), per_row_f32(logits)};
+}
+
+at::Tensor cross_entropy_bwd_meta(const at::Tensor&, const at::Tensor& logits, const at::Tensor&, const at::Tensor&,
+                                  std::int64_t) {
+  return at::empty_like(logits, at::MemoryFormat::Contiguous);
+}
+
+}  // namespace tessera::torch_ops

@@ -1,0 +1,99 @@
+// Softmax over rows (forward and backward, the row in one tile) and cross-entropy fused with the
+// log-softmax (forward and backward, a loop over column blocks so that any vocabulary fits), as
+// tessera kernels for one element type T; arithmetic in f32.
+#pragma once
+#include <tessera/tessera.hpp>
+
+#include <cstdint>
+#include <limits>
+
+#include "dsl/torch/kernel_name.hpp"
+
+namespace tessera::torch_ops {
+namespace ts = ::tessera;
+
+// y = exp(x - max(x)) / sum(exp(x - max(x))) over each row of n elements.
+template <class T>
+auto make_softmax_fwd() {
+  return ts::kernel(kernel_name<T>("softmax_fwd"), [](ts::Ptr<T> x, ts::Ptr<T> y, ts::Int n) {
+    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
+    auto row = ts::program_id(0);
+    auto cols = ts::arange(0, BLOCK);
+    auto mask = cols < n;
+    auto v = ts::load(x + row * n + cols, mask, -std::numeric_limits<float>::infinity()).template to<float>();
+    auto num = ts::exp(v - ts::max(v, 0));
+    ts::store(y + row * n + cols, (num / ts::sum(num, 0)).template to<T>(), mask);
+  });
+}
+
+// dx = y * (dy - sum(y * dy)) over each row.
+template <class T>
+auto make_softmax_bwd() {
+  return ts::kernel(kernel_name<T>("softmax_bwd"), [](ts::Ptr<T> y, ts::Ptr<T> dy, ts::Ptr<T> dx, ts::Int n) {
+    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
+    auto row = ts::program_id(0);
+    auto cols = ts::arange(0, BLOCK);
+    auto mask = cols < n;
+    auto yv = ts::load(y + row * n + cols, mask, 0.0f).template to<float>();
+    auto dyv = ts::load(dy + row * n + cols, mask, 0.0f).template to<float>();
+    auto dot = ts::sum(yv * dyv, 0);
+    ts::store(dx + row * n + cols, (yv * (dyv - dot)).template to<T>(), mask);
+  });
+}
+
+// Per row of logits [rows, v]: lse = log(sum(exp(x))) (online over column blocks: a running max m
+// and sum s of exp(x - m)), loss = lse - x[target], or 0 where target == ignore_index. The target's
+// logit is picked up in the same pass (a masked sum over the block that holds it), so no gather.
+template <class T>
+auto make_cross_entropy_fwd() {
+  return ts::kernel(kernel_name<T>("cross_entropy_fwd"), [](ts::Ptr<T> logits, ts::Ptr<std::int64_t> target,
+                                                            ts::Ptr<float> loss, ts::Ptr<float> lse_out, ts::Int v,
+                                                            ts::Int ignore_index) {
+    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    auto row = ts::program_id(0);
+    auto x_row = logits + row * v;
+    auto t = ts::load(target + row).to<std::int32_t>();
+    ts::Float m = ts::full<float>({}, kNegInf);
+    ts::Float s = ts::zeros<float>({});
+    ts::Float x_t = ts::zeros<float>({});
+    ts::for_range(0, v, BLOCK, [&](ts::Int start) {
+      auto cols = start + ts::arange(0, BLOCK);
+      // Masked lanes read -inf and add exp(-inf) = 0; every block holds a real column, so m_new is
+      // finite from the first block on.
+      auto xv = ts::load(x_row + cols, cols < v, kNegInf).template to<float>();
+      auto m_new = ts::maximum(m, ts::max(xv, 0));
+      s = s * ts::exp(m - m_new) + ts::sum(ts::exp(xv - m_new), 0);
+      m = m_new;
+      x_t = x_t + ts::sum(ts::where(cols == t, xv, 0.0f), 0);
+    });
+    auto lse = m + ts::log(s);
+    ts::store(loss + row, ts::where(t == ignore_index, 0.0f, lse - x_t));
+    ts::store(lse_out + row, lse);
+  });
+}
+
+// dlogits = (softmax(x) - onehot(target)) * scale, with scale = *grad_scale (the upstream gradient
+// over the number of counted rows) and 0 on ignored rows.
+template <class T>
+auto make_cross_entropy_bwd() {
+  return ts::kernel(kernel_name<T>("cross_entropy_bwd"), [](ts::Ptr<T> logits, ts::Ptr<std::int64_t> target,
+                                                            ts::Ptr<float> lse, ts::Ptr<float> grad_scale,
+                                                            ts::Ptr<T> dlogits, ts::Int v, ts::Int ignore_index) {
+    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
+    auto row = ts::program_id(0);
+    auto t = ts::load(target + row).to<std::int32_t>();
+    auto l = ts::load(lse + row);
+    auto scale = ts::where(t == ignore_index, 0.0f, ts::load(grad_scale));
+    ts::for_range(0, v, BLOCK, [&](ts::Int start) {
+      auto cols = start + ts::arange(0, BLOCK);
+      auto mask = cols < v;
+      auto xv = ts::load(logits + row * v + cols, mask, 0.0f).template to<float>();
+      auto p = ts::exp(xv - l);
+      auto d = (p - (cols == t).template to<float>()) * scale;
+      ts::store(dlogits + row * v + cols, d.template to<T>(), mask);
+    });
+  });
+}
+
+}  // namespace tessera::torch_ops
