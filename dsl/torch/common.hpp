@@ -66,10 +66,11 @@ inline void check_row_length(std::int64_t cols, std::string_view op) {
               kMaxRowLength, " this kernel holds in one tile");
 }
 
-// Kernels index with 32-bit offsets (program_id * BLOCK, row * stride): larger tensors are refused.
+// Kernels index with 32-bit offsets (program_id * BLOCK, row * stride, up to a block past the
+// end): tensors of 2^31 - 2^16 elements or more are refused.
 inline void check_index_range(const at::Tensor& t, std::string_view op) {
-  TORCH_CHECK(t.numel() < (std::int64_t{1} << 31), "tessera::", op, ": tensors of ", t.numel(),
-              " elements (2^31 or more) are not supported (the kernels use 32-bit offsets)");
+  TORCH_CHECK(t.numel() < (std::int64_t{1} << 31) - (std::int64_t{1} << 16), "tessera::", op, ": tensors of ",
+              t.numel(), " elements (about 2^31 or more) are not supported (the kernels use 32-bit offsets)");
 }
 
 // Calls f(T{}) with T the tessera element type of `dtype` (float, ts::half or ts::bfloat16).

@@ -75,10 +75,17 @@ auto make_layer_norm_bwd_dx() {
     auto inv_n = 1.0f / n.to<float>();
     auto dw_acc = ts::zeros<float>({BLOCK});
     auto db_acc = ts::zeros<float>({BLOCK});
+    // The next row's x and dy are loaded before this row's reductions (carried by the loop), so
+    // that their latency overlaps the arithmetic.
+    auto x_next = ts::load(x + pid * n + cols, mask, 0.0f);
+    auto dy_next = ts::load(dy + pid * n + cols, mask, 0.0f);
     ts::for_range(pid, m, ts::num_programs(0), [&](ts::Int row) {
       auto offs = row * n + cols;
-      auto xv = ts::load(x + offs, mask, 0.0f).template to<float>();
-      auto dyv = ts::load(dy + offs, mask, 0.0f).template to<float>();
+      auto xv = x_next.template to<float>();
+      auto dyv = dy_next.template to<float>();
+      auto next = row + ts::num_programs(0);
+      x_next = ts::load(x + next * n + cols, mask && (next < m), 0.0f);
+      dy_next = ts::load(dy + next * n + cols, mask && (next < m), 0.0f);
       auto mu = ts::load(mean + row);
       auto r = ts::load(rstd + row);
       // Masked lanes would give x_hat = -mean * rstd: zero them so that the sums see nothing.
@@ -108,10 +115,15 @@ auto make_rms_norm_bwd_dx() {
     auto wv = ts::load(w + cols, mask, 0.0f).template to<float>();
     auto inv_n = 1.0f / n.to<float>();
     auto dw_acc = ts::zeros<float>({BLOCK});
+    auto x_next = ts::load(x + pid * n + cols, mask, 0.0f);  // prefetched as in layer norm's
+    auto dy_next = ts::load(dy + pid * n + cols, mask, 0.0f);
     ts::for_range(pid, m, ts::num_programs(0), [&](ts::Int row) {
       auto offs = row * n + cols;
-      auto xv = ts::load(x + offs, mask, 0.0f).template to<float>();
-      auto dyv = ts::load(dy + offs, mask, 0.0f).template to<float>();
+      auto xv = x_next.template to<float>();
+      auto dyv = dy_next.template to<float>();
+      auto next = row + ts::num_programs(0);
+      x_next = ts::load(x + next * n + cols, mask && (next < m), 0.0f);
+      dy_next = ts::load(dy + next * n + cols, mask && (next < m), 0.0f);
       auto r = ts::load(rstd + row);
       auto x_hat = xv * r;  // masked lanes loaded 0
       auto wdy = wv * dyv;

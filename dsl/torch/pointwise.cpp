@@ -3,14 +3,17 @@
 #include "dsl/torch/ops.hpp"
 #include "dsl/torch/pointwise_kernels.hpp"
 
+#include <algorithm>
+
 namespace tessera::torch_ops {
 namespace {
 
-// Elements per program of the flat kernels: 8 per thread of 4 warps (16-byte f16 accesses).
-constexpr std::int64_t kPointwiseBlock = 1024;
-
-ts::LaunchOptions pointwise_options(const at::Tensor& t) {
-  return launch_options(t, {ts::cdiv(t.numel(), kPointwiseBlock)}, {{"BLOCK", kPointwiseBlock}}, 4);
+// bias+GELU tiles: 2048 elements (16 per thread of 4 warps), up to 1024 columns wide; the bias is
+// indexed by column, so no element needs a division by the row length.
+ts::LaunchOptions bias_gelu_options(const at::Tensor& x, std::int64_t rows, std::int64_t cols) {
+  const std::int64_t block_n = std::min<std::int64_t>(next_pow2(cols), 1024), block_m = 2048 / block_n;
+  return launch_options(x, {ts::cdiv(rows, block_m), ts::cdiv(cols, block_n)},
+                        {{"BLOCK_M", block_m}, {"BLOCK_N", block_n}}, 4);
 }
 
 void check_bias_gelu_inputs(const at::Tensor& x, const at::Tensor& bias, std::string_view op) {
@@ -28,7 +31,9 @@ at::Tensor bias_gelu_fwd(const at::Tensor& x_in, const at::Tensor& bias_in) {
   if (x.numel() == 0) return y;
   dispatch_float(x.scalar_type(), "bias_gelu", [&]<class T>(T) {
     static auto k = make_bias_gelu_fwd<T>();
-    k[pointwise_options(x)](x, bias, y, static_cast<std::int32_t>(x.numel()), static_cast<std::int32_t>(x.size(-1)));
+    const Rows r = rows_of(x, "bias_gelu");
+    k[bias_gelu_options(x, r.rows, r.cols)](x, bias, y, static_cast<std::int32_t>(r.rows),
+                                             static_cast<std::int32_t>(r.cols));
   });
   return y;
 }
@@ -43,8 +48,9 @@ at::Tensor bias_gelu_bwd(const at::Tensor& dy_in, const at::Tensor& x_in, const 
   if (x.numel() == 0) return dx;
   dispatch_float(x.scalar_type(), "bias_gelu_backward", [&]<class T>(T) {
     static auto k = make_bias_gelu_bwd<T>();
-    k[pointwise_options(x)](x, bias, dy, dx, static_cast<std::int32_t>(x.numel()),
-                            static_cast<std::int32_t>(x.size(-1)));
+    const Rows r = rows_of(x, "bias_gelu_backward");
+    k[bias_gelu_options(x, r.rows, r.cols)](x, bias, dy, dx, static_cast<std::int32_t>(r.rows),
+                                             static_cast<std::int32_t>(r.cols));
   });
   return dx;
 }
@@ -61,8 +67,8 @@ at::Tensor dropout(const at::Tensor& x_in, double p, std::int64_t seed) {
   if (x.numel() == 0) return y;
   dispatch_float(x.scalar_type(), "dropout", [&]<class T>(T) {
     static auto k = make_dropout<T>();
-    k[pointwise_options(x)](x, y, static_cast<std::int32_t>(x.numel()), static_cast<float>(p),
-                            static_cast<float>(1.0 / (1.0 - p)), seed);
+    k[launch_options(x, {ts::cdiv(x.numel(), kDropoutBlock)}, {}, 4)](
+        x, y, static_cast<std::int32_t>(x.numel()), static_cast<float>(p), static_cast<float>(1.0 / (1.0 - p)), seed);
   });
   return y;
 }

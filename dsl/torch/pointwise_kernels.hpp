@@ -1,7 +1,7 @@
-// Elementwise kernels over a flat tensor, for one element type T (arithmetic in f32): bias+GELU
+// Elementwise kernels, for one element type T (arithmetic in f32): bias+GELU over [rows, n] tiles
 // (the exact, erf form, as torch.nn.functional.gelu's default) forward and backward, and dropout
-// with a counter-based mask (Philox, as Triton's tl.rand: element i is kept when
-// rand(seed, i) > p), which the backward pass recomputes instead of storing.
+// over a flat tensor with a counter-based mask (Philox, as Triton's tl.rand4x: kept where the
+// element's uniform draw is > p), which the backward pass recomputes instead of storing.
 #pragma once
 #include <tessera/tessera.hpp>
 
@@ -14,16 +14,18 @@ namespace ts = ::tessera;
 
 inline constexpr float kInvSqrt2 = 0.70710678118654752f, kInvSqrt2Pi = 0.39894228040143268f;
 
-// y = gelu(x + bias), x viewed as [numel / n, n] and bias as [n].
+// y = gelu(x + bias), x viewed as [m, n] and bias as [n].
 template <class T>
 auto make_bias_gelu_fwd() {
-  return ts::kernel(kernel_name<T>("bias_gelu_fwd"), [](ts::Ptr<T> x, ts::Ptr<T> bias, ts::Ptr<T> y, ts::Int numel,
+  return ts::kernel(kernel_name<T>("bias_gelu_fwd"), [](ts::Ptr<T> x, ts::Ptr<T> bias, ts::Ptr<T> y, ts::Int m,
                                                         ts::Int n) {
-    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
-    auto offs = ts::program_id(0) * BLOCK + ts::arange(0, BLOCK);
-    auto mask = offs < numel;
+    const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
+    auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
+    auto cols = ts::program_id(1) * BN + ts::arange(0, BN);
+    auto mask = (rows.col() < m) && (cols.row() < n);
+    auto offs = rows.col() * n + cols.row();
     auto z = ts::load(x + offs, mask, 0.0f).template to<float>() +
-             ts::load(bias + offs % n, mask, 0.0f).template to<float>();
+             ts::load(bias + cols, cols < n, 0.0f).template to<float>().row();
     ts::store(y + offs, (0.5f * z * (1.0f + ts::erf(z * kInvSqrt2))).template to<T>(), mask);
   });
 }
@@ -32,12 +34,14 @@ auto make_bias_gelu_fwd() {
 template <class T>
 auto make_bias_gelu_bwd() {
   return ts::kernel(kernel_name<T>("bias_gelu_bwd"), [](ts::Ptr<T> x, ts::Ptr<T> bias, ts::Ptr<T> dy, ts::Ptr<T> dx,
-                                                        ts::Int numel, ts::Int n) {
-    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
-    auto offs = ts::program_id(0) * BLOCK + ts::arange(0, BLOCK);
-    auto mask = offs < numel;
+                                                        ts::Int m, ts::Int n) {
+    const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
+    auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
+    auto cols = ts::program_id(1) * BN + ts::arange(0, BN);
+    auto mask = (rows.col() < m) && (cols.row() < n);
+    auto offs = rows.col() * n + cols.row();
     auto z = ts::load(x + offs, mask, 0.0f).template to<float>() +
-             ts::load(bias + offs % n, mask, 0.0f).template to<float>();
+             ts::load(bias + cols, cols < n, 0.0f).template to<float>().row();
     auto cdf = 0.5f * (1.0f + ts::erf(z * kInvSqrt2));
     auto pdf = ts::exp(-0.5f * z * z) * kInvSqrt2Pi;
     auto g = ts::load(dy + offs, mask, 0.0f).template to<float>();
@@ -45,17 +49,26 @@ auto make_bias_gelu_bwd() {
   });
 }
 
-// y = x * scale where rand(seed, i) > p, else 0 (scale = 1 / (1 - p)).
+// Elements per dropout program. The mask is a function of (seed, element index) only because this
+// is fixed: program p draws rand4x(seed, p * BLOCK/4 + j) and gives its k-th output to element
+// p * BLOCK + k * BLOCK/4 + j (one Philox evaluation per four elements, as PyTorch's own dropout).
+inline constexpr std::int64_t kDropoutBlock = 4096;
+
+// y = x * scale where the element's uniform draw is > p, else 0 (scale = 1 / (1 - p)).
 template <class T>
 auto make_dropout() {
   return ts::kernel(kernel_name<T>("dropout"), [](ts::Ptr<T> x, ts::Ptr<T> y, ts::Int numel, ts::Float p,
                                                   ts::Float scale, ts::Int64 seed) {
-    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
-    auto offs = ts::program_id(0) * BLOCK + ts::arange(0, BLOCK);
-    auto mask = offs < numel;
-    auto keep = ts::rand(seed, offs) > p;
-    auto v = ts::load(x + offs, mask, 0.0f).template to<float>();
-    ts::store(y + offs, ts::where(keep, v * scale, 0.0f).template to<T>(), mask);
+    constexpr int kQuarter = static_cast<int>(kDropoutBlock / 4);
+    auto pid = ts::program_id(0);
+    auto j = ts::arange(0, kQuarter);
+    auto u = ts::rand4x(seed, pid * kQuarter + j);
+    for (int k = 0; k < 4; ++k) {
+      auto offs = pid * static_cast<int>(kDropoutBlock) + k * kQuarter + j;
+      auto mask = offs < numel;
+      auto v = ts::load(x + offs, mask, 0.0f).template to<float>();
+      ts::store(y + offs, ts::where(u[k] > p, v * scale, 0.0f).template to<T>(), mask);
+    }
   });
 }
 

@@ -80,6 +80,13 @@ std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd(const at::Tensor& logits_in
   const std::int64_t rows = logits.size(0), v = logits.size(1);
   TORCH_CHECK(v > 0 || rows == 0, "tessera::cross_entropy: logits have no classes (shape ", logits.sizes(), ")");
   if (rows == 0) return {loss, lse};
+  // On the GPU an out-of-range target gives a NaN loss (checking here would wait for the device);
+  // CPU tensors are checked, cheaply.
+  if (target.device().is_cpu()) {
+    const bool bad = (target.ne(ignore_index) & (target.lt(0) | target.ge(v))).any().item<bool>();
+    TORCH_CHECK(!bad, "tessera::cross_entropy: a target is outside [0, ", v, ") and is not ignore_index (",
+                ignore_index, ")");
+  }
   const std::int64_t block = cross_entropy_block(v);
   dispatch_float(logits.scalar_type(), "cross_entropy", [&]<class T>(T) {
     static auto k = make_cross_entropy_fwd<T>();

@@ -41,9 +41,11 @@ auto make_softmax_bwd() {
   });
 }
 
-// Per row of logits [rows, v]: lse = log(sum(exp(x))) (online over column blocks: a running max m
-// and sum s of exp(x - m)), loss = lse - x[target], or 0 where target == ignore_index. The target's
-// logit is picked up in the same pass (a masked sum over the block that holds it), so no gather.
+// Per row of logits [rows, v]: lse = log(sum(exp(x))), online over column blocks: a running max
+// m (one block max per block) and per-lane sums of exp(x - m), rescaled when m grows and summed
+// once at the end, so that a block costs one reduction. loss = lse - x[target]; 0 where target ==
+// ignore_index; NaN where the target is outside [0, v) (checking that on the host would wait for
+// the device).
 template <class T>
 auto make_cross_entropy_fwd() {
   return ts::kernel(kernel_name<T>("cross_entropy_fwd"), [](ts::Ptr<T> logits, ts::Ptr<std::int64_t> target,
@@ -55,20 +57,21 @@ auto make_cross_entropy_fwd() {
     auto x_row = logits + row * v;
     auto t = ts::load(target + row).to<std::int32_t>();
     ts::Float m = ts::full<float>({}, kNegInf);
-    ts::Float s = ts::zeros<float>({});
-    ts::Float x_t = ts::zeros<float>({});
+    auto s = ts::zeros<float>({BLOCK});
     ts::for_range(0, v, BLOCK, [&](ts::Int start) {
       auto cols = start + ts::arange(0, BLOCK);
       // Masked lanes read -inf and add exp(-inf) = 0; every block holds a real column, so m_new is
       // finite from the first block on.
       auto xv = ts::load(x_row + cols, cols < v, kNegInf).template to<float>();
       auto m_new = ts::maximum(m, ts::max(xv, 0));
-      s = s * ts::exp(m - m_new) + ts::sum(ts::exp(xv - m_new), 0);
+      s = s * ts::exp(m - m_new) + ts::exp(xv - m_new);
       m = m_new;
-      x_t = x_t + ts::sum(ts::where(cols == t, xv, 0.0f), 0);
     });
-    auto lse = m + ts::log(s);
-    ts::store(loss + row, ts::where(t == ignore_index, 0.0f, lse - x_t));
+    auto lse = m + ts::log(ts::sum(s, 0));
+    auto in_range = (t >= 0) && (t < v);
+    auto x_t = ts::load(x_row + t, in_range, 0.0f).template to<float>();
+    auto row_loss = ts::where(in_range, lse - x_t, std::numeric_limits<float>::quiet_NaN());
+    ts::store(loss + row, ts::where(t == ignore_index, 0.0f, row_loss));
     ts::store(lse_out + row, lse);
   });
 }

@@ -170,5 +170,7 @@ TEST_CASE("the ops refuse arguments they cannot take, naming the op and the argu
              Contains("weight has dtype Half"));
   CHECK_THAT(error_of([&] { tt::cross_entropy(x, at::zeros({4}, at::kInt)); }),
              Contains("target must be int64"));
+  CHECK_THAT(error_of([&] { tt::cross_entropy(x, at::full({4}, 16, at::kLong)); }),
+             Contains("a target is outside [0, 16)"));
   CHECK_THAT(error_of([&] { tt::softmax(at::randn({2, 40000})); }), Contains("longer than the 32768"));
 }
