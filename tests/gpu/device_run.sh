@@ -100,14 +100,20 @@ if bash tests/gpu/build_torch_ops.sh > $OUT/torch_build.log 2>&1; then
     || fail "tests/torch/ops_check.py (see $OUT/torch_ops_check.log)"
   grep -E "FAIL|ops_check:" $OUT/torch_ops_check.log | head -30
   if [ -f examples/training/gpt.py ] && step training; then
+    echo "== examples/training: gpt_train (C++) --compare, f32 and bf16"
+    for dt in float32 bfloat16; do
+      gpt_train --compare --device cuda --steps 300 --dtype $dt > $OUT/gpt_train_$dt.log 2>&1 \
+        || fail "gpt_train --compare --dtype $dt (see $OUT/gpt_train_$dt.log)"
+      tail -4 $OUT/gpt_train_$dt.log
+    done
     echo "== examples/training/gpt.py --compare, --cuda-graph, --bench"
-    python3 examples/training/gpt.py --lib $TLIB --device cuda --compare > $OUT/gpt_compare.log 2>&1 \
+    python3 examples/training/gpt.py --lib $TLIB --device cuda --compare --steps 300 > $OUT/gpt_compare.log 2>&1 \
       || fail "gpt.py --compare (see $OUT/gpt_compare.log)"
     tail -5 $OUT/gpt_compare.log
-    python3 examples/training/gpt.py --lib $TLIB --device cuda --cuda-graph --dropout 0 > $OUT/gpt_graph.log 2>&1 \
+    python3 examples/training/gpt.py --lib $TLIB --device cuda --cuda-graph --steps 300 --dropout 0 > $OUT/gpt_graph.log 2>&1 \
       || fail "gpt.py --cuda-graph (see $OUT/gpt_graph.log)"
     tail -5 $OUT/gpt_graph.log
-    python3 examples/training/gpt.py --lib $TLIB --device cuda --bench > $OUT/gpt_bench.log 2>&1 \
+    python3 examples/training/gpt.py --lib $TLIB --device cuda --bench --cuda-graph > $OUT/gpt_bench.log 2>&1 \
       || fail "gpt.py --bench (see $OUT/gpt_bench.log)"
     tail -12 $OUT/gpt_bench.log
   fi
