@@ -75,19 +75,24 @@ auto make_layer_norm_bwd_dx() {
     auto inv_n = 1.0f / n.to<float>();
     auto dw_acc = ts::zeros<float>({BLOCK});
     auto db_acc = ts::zeros<float>({BLOCK});
-    // The next row's x and dy are loaded before this row's reductions (carried by the loop), so
-    // that their latency overlaps the arithmetic.
+    // The next row's x, dy, mean and rstd are loaded before this row's reductions (carried by the
+    // loop), so that their latency overlaps the arithmetic.
     auto x_next = ts::load(x + pid * n + cols, mask, 0.0f);
     auto dy_next = ts::load(dy + pid * n + cols, mask, 0.0f);
+    auto mean_next = ts::load(mean + pid);
+    auto rstd_next = ts::load(rstd + pid);
     ts::for_range(pid, m, ts::num_programs(0), [&](ts::Int row) {
       auto offs = row * n + cols;
       auto xv = x_next.template to<float>();
       auto dyv = dy_next.template to<float>();
+      auto mu = mean_next;
+      auto r = rstd_next;
       auto next = row + ts::num_programs(0);
-      x_next = ts::load(x + next * n + cols, mask && (next < m), 0.0f);
-      dy_next = ts::load(dy + next * n + cols, mask && (next < m), 0.0f);
-      auto mu = ts::load(mean + row);
-      auto r = ts::load(rstd + row);
+      auto has_next = next < m;
+      x_next = ts::load(x + next * n + cols, mask && has_next, 0.0f);
+      dy_next = ts::load(dy + next * n + cols, mask && has_next, 0.0f);
+      mean_next = ts::load(mean + next, has_next, 0.0f);
+      rstd_next = ts::load(rstd + next, has_next, 0.0f);
       // Masked lanes would give x_hat = -mean * rstd: zero them so that the sums see nothing.
       auto x_hat = ts::where(mask, (xv - mu) * r, 0.0f);
       auto wdy = wv * dyv;
@@ -117,14 +122,17 @@ auto make_rms_norm_bwd_dx() {
     auto dw_acc = ts::zeros<float>({BLOCK});
     auto x_next = ts::load(x + pid * n + cols, mask, 0.0f);  // prefetched as in layer norm's
     auto dy_next = ts::load(dy + pid * n + cols, mask, 0.0f);
+    auto rstd_next = ts::load(rstd + pid);
     ts::for_range(pid, m, ts::num_programs(0), [&](ts::Int row) {
       auto offs = row * n + cols;
       auto xv = x_next.template to<float>();
       auto dyv = dy_next.template to<float>();
+      auto r = rstd_next;
       auto next = row + ts::num_programs(0);
-      x_next = ts::load(x + next * n + cols, mask && (next < m), 0.0f);
-      dy_next = ts::load(dy + next * n + cols, mask && (next < m), 0.0f);
-      auto r = ts::load(rstd + row);
+      auto has_next = next < m;
+      x_next = ts::load(x + next * n + cols, mask && has_next, 0.0f);
+      dy_next = ts::load(dy + next * n + cols, mask && has_next, 0.0f);
+      rstd_next = ts::load(rstd + next, has_next, 0.0f);
       auto x_hat = xv * r;  // masked lanes loaded 0
       auto wdy = wv * dyv;
       auto c1 = ts::sum(x_hat * wdy, 0) * inv_n;

@@ -58,11 +58,15 @@ auto make_cross_entropy_fwd() {
     auto t = ts::load(target + row).to<std::int32_t>();
     ts::Float m = ts::full<float>({}, kNegInf);
     auto s = ts::zeros<float>({BLOCK});
+    // The next block is loaded before this one's reduction (carried by the loop). Masked lanes
+    // read -inf and add exp(-inf) = 0; every block holds a real column, so m_new is finite from
+    // the first block on.
+    auto lanes = ts::arange(0, BLOCK);
+    auto x_next = ts::load(x_row + lanes, lanes < v, kNegInf);
     ts::for_range(0, v, BLOCK, [&](ts::Int start) {
-      auto cols = start + ts::arange(0, BLOCK);
-      // Masked lanes read -inf and add exp(-inf) = 0; every block holds a real column, so m_new is
-      // finite from the first block on.
-      auto xv = ts::load(x_row + cols, cols < v, kNegInf).template to<float>();
+      auto xv = x_next.template to<float>();
+      auto cols_next = start + BLOCK + lanes;
+      x_next = ts::load(x_row + cols_next, cols_next < v, kNegInf);
       auto m_new = ts::maximum(m, ts::max(xv, 0));
       s = s * ts::exp(m - m_new) + ts::exp(xv - m_new);
       m = m_new;

@@ -117,6 +117,8 @@ if bash tests/gpu/build_torch_ops.sh > $OUT/torch_build.log 2>&1; then
       || fail "gpt.py --bench (see $OUT/gpt_bench.log)"
     tail -12 $OUT/gpt_bench.log
   fi
+  echo "== registers and spills of the ops' kernels (TESSERA_DUMP=resources)"
+  python3 tests/bench/torch_ops_resources.py --lib $TLIB 2>&1 | grep -E "^==|tessera_torch" | tee $OUT/torch_resources.log
   echo "== tests/bench/torch_ops_bench.py: tessera against torch eager and torch.compile"
   python3 tests/bench/torch_ops_bench.py --lib $TLIB ${TORCH_BENCH_ARGS:-} > $OUT/torch_bench.log 2>&1 \
     || fail "tests/bench/torch_ops_bench.py (see $OUT/torch_bench.log)"
