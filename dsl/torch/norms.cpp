@@ -23,6 +23,11 @@ void check_norm_inputs(const at::Tensor& x, const at::Tensor& w, std::string_vie
   check_index_range(x, op);
 }
 
+// Warps of a backward dX program: it holds about ten f32 row tiles live (x, dy, w, x_hat, w*dy,
+// the partial sums and the prefetched next row), 177 registers a thread for a 4096-wide f16 row
+// at 8 warps on the H200, so a single program fitted on a multiprocessor; 16 warps halve that.
+int bwd_warps(std::int64_t block) { return block >= 4096 ? 16 : block >= 1024 ? 8 : 4; }
+
 // Sums the [programs, n] f32 partials' columns into `out` (dtype T).
 template <class T>
 void sum_partials(const at::Tensor& partial, at::Tensor& out, std::int64_t programs, std::int64_t n) {
@@ -72,7 +77,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_bwd(const at::Tensor& 
   at::Tensor db_partial = at::empty({programs, r.cols}, x.options().dtype(at::kFloat));
   dispatch_float(x.scalar_type(), "layer_norm_backward", [&]<class T>(T) {
     static auto k = make_layer_norm_bwd_dx<T>();
-    k[launch_options(x, {programs}, {{"BLOCK", block}}, row_warps(block))](
+    k[launch_options(x, {programs}, {{"BLOCK", block}}, bwd_warps(block))](
         x, dy, dx, w, mean, rstd, dw_partial, db_partial, static_cast<std::int32_t>(r.rows),
         static_cast<std::int32_t>(r.cols));
     sum_partials<T>(dw_partial, dw, programs, r.cols);
@@ -113,7 +118,7 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_bwd(const at::Tensor& dy_in, const a
   at::Tensor dw_partial = at::empty({programs, r.cols}, x.options().dtype(at::kFloat));
   dispatch_float(x.scalar_type(), "rms_norm_backward", [&]<class T>(T) {
     static auto k = make_rms_norm_bwd_dx<T>();
-    k[launch_options(x, {programs}, {{"BLOCK", block}}, row_warps(block))](
+    k[launch_options(x, {programs}, {{"BLOCK", block}}, bwd_warps(block))](
         x, dy, dx, w, rstd, dw_partial, static_cast<std::int32_t>(r.rows), static_cast<std::int32_t>(r.cols));
     sum_partials<T>(dw_partial, dw, programs, r.cols);
   });
