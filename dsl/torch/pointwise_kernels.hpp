@@ -14,18 +14,32 @@ namespace ts = ::tessera;
 
 inline constexpr float kInvSqrt2 = 0.70710678118654752f, kInvSqrt2Pi = 0.39894228040143268f;
 
+// The [BLOCK_M, BLOCK_N] tile of x ([m, n]) that program (i, j) covers, plus the bias by column
+// (no per-element division by the row length): its offsets, mask and x + bias in f32.
+struct BiasedTile {
+  ts::Tile<std::int32_t> offs;
+  ts::Tile<bool> mask;
+  ts::Tile<float> z;
+};
+
+template <class T>
+BiasedTile biased_tile(ts::Ptr<T> x, ts::Ptr<T> bias, ts::Int m, ts::Int n) {
+  const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
+  auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
+  auto cols = ts::program_id(1) * BN + ts::arange(0, BN);
+  auto mask = (rows.col() < m) && (cols.row() < n);
+  auto offs = rows.col() * n + cols.row();
+  auto z = ts::load(x + offs, mask, 0.0f).template to<float>() +
+           ts::load(bias + cols, cols < n, 0.0f).template to<float>().row();
+  return {offs, mask, z};
+}
+
 // y = gelu(x + bias), x viewed as [m, n] and bias as [n].
 template <class T>
 auto make_bias_gelu_fwd() {
   return ts::kernel(kernel_name<T>("bias_gelu_fwd"), [](ts::Ptr<T> x, ts::Ptr<T> bias, ts::Ptr<T> y, ts::Int m,
                                                         ts::Int n) {
-    const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
-    auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
-    auto cols = ts::program_id(1) * BN + ts::arange(0, BN);
-    auto mask = (rows.col() < m) && (cols.row() < n);
-    auto offs = rows.col() * n + cols.row();
-    auto z = ts::load(x + offs, mask, 0.0f).template to<float>() +
-             ts::load(bias + cols, cols < n, 0.0f).template to<float>().row();
+    auto [offs, mask, z] = biased_tile(x, bias, m, n);
     ts::store(y + offs, (0.5f * z * (1.0f + ts::erf(z * kInvSqrt2))).template to<T>(), mask);
   });
 }
@@ -35,13 +49,7 @@ template <class T>
 auto make_bias_gelu_bwd() {
   return ts::kernel(kernel_name<T>("bias_gelu_bwd"), [](ts::Ptr<T> x, ts::Ptr<T> bias, ts::Ptr<T> dy, ts::Ptr<T> dx,
                                                         ts::Int m, ts::Int n) {
-    const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
-    auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
-    auto cols = ts::program_id(1) * BN + ts::arange(0, BN);
-    auto mask = (rows.col() < m) && (cols.row() < n);
-    auto offs = rows.col() * n + cols.row();
-    auto z = ts::load(x + offs, mask, 0.0f).template to<float>() +
-             ts::load(bias + cols, cols < n, 0.0f).template to<float>().row();
+    auto [offs, mask, z] = biased_tile(x, bias, m, n);
     auto cdf = 0.5f * (1.0f + ts::erf(z * kInvSqrt2));
     auto pdf = ts::exp(-0.5f * z * z) * kInvSqrt2Pi;
     auto g = ts::load(dy + offs, mask, 0.0f).template to<float>();
