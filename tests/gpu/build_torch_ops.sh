@@ -2,8 +2,8 @@
 # Builds libtessera_torch.so (dsl/torch/, the tessera::* PyTorch ops) on the GPU machine, against
 # the PyTorch installed there (2.x with CUDA, so that the ops run on PyTorch's current stream) and
 # the libtessera.so that tests/gpu/pack.sh packed (that machine has no LLVM, so the CMake build
-# cannot run there). Writes $W/lib/libtessera_torch.so and $W/bin/gpt_train (W: where
-# device_run.sh unpacked the pack).
+# cannot run there). Writes $W/lib/libtessera_torch.so, $W/bin/gpt_train and
+# $W/lib/libswiglu_op.so (examples/torch_op) (W: where device_run.sh unpacked the pack).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 W=${W:-/tmp/tessera-pack}
@@ -34,3 +34,7 @@ mkdir -p $W/bin
 g++ $FLAGS examples/training/gpt.cpp -o $W/bin/gpt_train -L$W/lib -ltessera_torch -ltessera -L"$TORCH_LIBDIR" \
   -ltorch -ltorch_cpu -ltorch_cuda -lc10 -lc10_cuda -Wl,-rpath,$W/lib -Wl,-rpath,"$TORCH_LIBDIR"
 echo "built $W/bin/gpt_train"
+# A user's own op (examples/torch_op): the library that Python loads.
+g++ $FLAGS -shared examples/torch_op/swiglu_op.cpp -o $W/lib/libswiglu_op.so -L$W/lib -ltessera -L"$TORCH_LIBDIR" \
+  -ltorch -ltorch_cpu -ltorch_cuda -lc10 -lc10_cuda -Wl,-rpath,$W/lib -Wl,-rpath,"$TORCH_LIBDIR"
+echo "built $W/lib/libswiglu_op.so"

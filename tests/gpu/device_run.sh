@@ -99,6 +99,9 @@ if bash tests/gpu/build_torch_ops.sh > $OUT/torch_build.log 2>&1; then
   python3 tests/torch/ops_check.py --lib $TLIB --device cuda > $OUT/torch_ops_check.log 2>&1 \
     || fail "tests/torch/ops_check.py (see $OUT/torch_ops_check.log)"
   grep -E "FAIL|ops_check:" $OUT/torch_ops_check.log | head -30
+  echo "== a user's own op (examples/torch_op/swiglu_check.py) on CUDA tensors and under torch.compile"
+  python3 examples/torch_op/swiglu_check.py $W/lib/libswiglu_op.so 2>&1 | tee $OUT/swiglu_check.log
+  (( PIPESTATUS[0] == 0 )) || fail "examples/torch_op/swiglu_check.py (see $OUT/swiglu_check.log)"
   if [ -f examples/training/gpt.py ] && step training; then
     echo "== examples/training: gpt_train (C++) --compare, f32 and bf16"
     for dt in float32 bfloat16; do
