@@ -85,6 +85,14 @@ if step multigpu; then
 n=$(nvidia-smi -L | wc -l)
 if (( n < 2 )); then fail "STEPS=multigpu needs two GPUs, this machine has $n"; else
 RUN_LOG=tessera_gpu_tests_multi_gpu run_tests tessera_gpu_tests "[multi_gpu]"
+# Data-parallel training on tessera's PyTorch ops, one rank per GPU (NCCL), against one GPU.
+if [ -f $W/lib/libtessera_torch.so ] || bash tests/gpu/build_torch_ops.sh > $OUT/torch_build.log 2>&1; then
+  python3 examples/training/gpt_ddp.py --spawn $n --lib $W/lib/libtessera_torch.so > $OUT/gpt_ddp.log 2>&1 \
+    || fail "examples/training/gpt_ddp.py on $n GPUs (see $OUT/gpt_ddp.log)"
+  tail -4 $OUT/gpt_ddp.log
+else
+  fail "tests/gpu/build_torch_ops.sh (see $OUT/torch_build.log)"
+fi
 fi
 fi
 
