@@ -17,7 +17,9 @@ using Combine = std::function<std::vector<ir::Value*>(const std::vector<ir::Valu
 TESSERA_API std::vector<ir::Value*> trace_reduce(const std::vector<ir::Value*>& inputs, int axis, bool scan,
                                                  bool reverse, const Combine& combine, const Loc& loc);
 
-// Triton's accumulation types: sub-32-bit floats sum in f32, sub-32-bit ints in i32.
+// Accumulation types: sub-32-bit floats sum in f32 and sub-32-bit ints in i32. Triton 3.6 keeps
+// f16/bf16 sums in their type and sums unsigned small ints in u32: departures, which
+// tests/conformance asserts and lists.
 template <class T>
 using sum_type = std::conditional_t<
     std::is_same_v<T, half> || std::is_same_v<T, bfloat16>, float,
