@@ -19,7 +19,6 @@ namespace {
 using ::torch::autograd::AutogradContext;
 using ::torch::autograd::variable_list;
 
-
 using Tensor = at::Tensor;
 using Tensor3 = std::tuple<Tensor, Tensor, Tensor>;
 using Tensor2 = std::tuple<Tensor, Tensor>;
