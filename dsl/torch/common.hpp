@@ -35,6 +35,15 @@ inline Rows rows_of(const at::Tensor& x, std::string_view op) {
   return {cols == 0 ? 0 : x.numel() / cols, cols};
 }
 
+// An output shaped and typed as x, contiguous (the kernels index it densely); symbolic shapes
+// pass through, so meta kernels use it too.
+inline at::Tensor contiguous_like(const at::Tensor& x) { return at::empty_like(x, at::MemoryFormat::Contiguous); }
+
+// One f32 value per row of x (norm statistics, per-row losses): x's shape without its last dimension.
+inline at::Tensor per_row_f32(const at::Tensor& x) {
+  return at::empty_symint(x.sym_sizes().slice(0, x.dim() - 1), x.options().dtype(at::kFloat));
+}
+
 // The element types the ops are instantiated for.
 inline void check_float_dtype(const at::Tensor& t, std::string_view op, std::string_view name) {
   const auto s = t.scalar_type();

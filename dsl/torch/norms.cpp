@@ -8,13 +8,6 @@
 namespace tessera::torch_ops {
 namespace {
 
-// Per-row f32 statistics: x's shape without its last dimension.
-at::Tensor row_stats_like(const at::Tensor& x) {
-  return at::empty_symint(x.sym_sizes().slice(0, x.dim() - 1), x.options().dtype(at::kFloat));
-}
-
-at::Tensor contiguous_like(const at::Tensor& x) { return at::empty_like(x, at::MemoryFormat::Contiguous); }
-
 void check_norm_inputs(const at::Tensor& x, const at::Tensor& w, std::string_view op) {
   check_float_dtype(x, op, "the input");
   const Rows r = rows_of(x, op);
@@ -44,7 +37,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_fwd(const at::Tensor& 
   check_norm_inputs(x_in, w_in, "layer_norm");
   check_row_parameter(x_in, b_in, x_in.size(-1), "layer_norm", "bias");
   const at::Tensor x = x_in.contiguous(), w = w_in.contiguous(), b = b_in.contiguous();
-  at::Tensor y = contiguous_like(x), mean = row_stats_like(x), rstd = row_stats_like(x);
+  at::Tensor y = contiguous_like(x), mean = per_row_f32(x), rstd = per_row_f32(x);
   const Rows r = rows_of(x, "layer_norm");
   if (r.rows == 0 || r.cols == 0) return {y, mean, rstd};
   const std::int64_t block = next_pow2(r.cols);
@@ -89,7 +82,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_bwd(const at::Tensor& 
 std::tuple<at::Tensor, at::Tensor> rms_norm_fwd(const at::Tensor& x_in, const at::Tensor& w_in, double eps) {
   check_norm_inputs(x_in, w_in, "rms_norm");
   const at::Tensor x = x_in.contiguous(), w = w_in.contiguous();
-  at::Tensor y = contiguous_like(x), rstd = row_stats_like(x);
+  at::Tensor y = contiguous_like(x), rstd = per_row_f32(x);
   const Rows r = rows_of(x, "rms_norm");
   if (r.rows == 0 || r.cols == 0) return {y, rstd};
   const std::int64_t block = next_pow2(r.cols);
@@ -132,7 +125,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_fwd_meta(const at::Ten
   check_float_dtype(x, "layer_norm", "the input");
   check_same_dtype(x, w, "layer_norm", "weight");
   check_same_dtype(x, b, "layer_norm", "bias");
-  return {contiguous_like(x), row_stats_like(x), row_stats_like(x)};
+  return {contiguous_like(x), per_row_f32(x), per_row_f32(x)};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_bwd_meta(const at::Tensor&, const at::Tensor& x,
@@ -144,7 +137,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_bwd_meta(const at::Ten
 std::tuple<at::Tensor, at::Tensor> rms_norm_fwd_meta(const at::Tensor& x, const at::Tensor& w, double) {
   check_float_dtype(x, "rms_norm", "the input");
   check_same_dtype(x, w, "rms_norm", "weight");
-  return {contiguous_like(x), row_stats_like(x)};
+  return {contiguous_like(x), per_row_f32(x)};
 }
 
 std::tuple<at::Tensor, at::Tensor> rms_norm_bwd_meta(const at::Tensor&, const at::Tensor& x, const at::Tensor& w,

@@ -27,7 +27,7 @@ void check_bias_gelu_inputs(const at::Tensor& x, const at::Tensor& bias, std::st
 at::Tensor bias_gelu_fwd(const at::Tensor& x_in, const at::Tensor& bias_in) {
   check_bias_gelu_inputs(x_in, bias_in, "bias_gelu");
   const at::Tensor x = x_in.contiguous(), bias = bias_in.contiguous();
-  at::Tensor y = at::empty_like(x, at::MemoryFormat::Contiguous);
+  at::Tensor y = contiguous_like(x);
   if (x.numel() == 0) return y;
   dispatch_float(x.scalar_type(), "bias_gelu", [&]<class T>(T) {
     static auto k = make_bias_gelu_fwd<T>();
@@ -44,7 +44,7 @@ at::Tensor bias_gelu_bwd(const at::Tensor& dy_in, const at::Tensor& x_in, const 
   TORCH_CHECK(dy_in.sizes() == x_in.sizes(), "tessera::bias_gelu_backward: the output gradient has shape ",
               dy_in.sizes(), " but the input has ", x_in.sizes());
   const at::Tensor x = x_in.contiguous(), bias = bias_in.contiguous(), dy = dy_in.contiguous();
-  at::Tensor dx = at::empty_like(x, at::MemoryFormat::Contiguous);
+  at::Tensor dx = contiguous_like(x);
   if (x.numel() == 0) return dx;
   dispatch_float(x.scalar_type(), "bias_gelu_backward", [&]<class T>(T) {
     static auto k = make_bias_gelu_bwd<T>();
@@ -63,7 +63,7 @@ at::Tensor dropout(const at::Tensor& x_in, double p, std::int64_t seed) {
   if (p == 0.0) return x_in.contiguous().clone();
   if (p == 1.0) return at::zeros_like(x_in, at::MemoryFormat::Contiguous);
   const at::Tensor x = x_in.contiguous();
-  at::Tensor y = at::empty_like(x, at::MemoryFormat::Contiguous);
+  at::Tensor y = contiguous_like(x);
   if (x.numel() == 0) return y;
   dispatch_float(x.scalar_type(), "dropout", [&]<class T>(T) {
     static auto k = make_dropout<T>();
@@ -78,17 +78,17 @@ at::Tensor dropout(const at::Tensor& x_in, double p, std::int64_t seed) {
 at::Tensor bias_gelu_fwd_meta(const at::Tensor& x, const at::Tensor& bias) {
   check_float_dtype(x, "bias_gelu", "the input");
   check_same_dtype(x, bias, "bias_gelu", "bias");
-  return at::empty_like(x, at::MemoryFormat::Contiguous);
+  return contiguous_like(x);
 }
 
 at::Tensor bias_gelu_bwd_meta(const at::Tensor&, const at::Tensor& x, const at::Tensor&) {
-  return at::empty_like(x, at::MemoryFormat::Contiguous);
+  return contiguous_like(x);
 }
 
 at::Tensor dropout_meta(const at::Tensor& x, double p, std::int64_t) {
   check_float_dtype(x, "dropout", "the input");
   TORCH_CHECK(p >= 0.0 && p <= 1.0, "tessera::dropout: p must be in [0, 1], got ", p);
-  return at::empty_like(x, at::MemoryFormat::Contiguous);
+  return contiguous_like(x);
 }
 
 }  // namespace tessera::torch_ops

@@ -29,10 +29,6 @@ void check_cross_entropy_inputs(const at::Tensor& logits, const at::Tensor& targ
 // Column block of the cross-entropy loops: the whole row up to 4096 columns.
 std::int64_t cross_entropy_block(std::int64_t v) { return std::min<std::int64_t>(next_pow2(v), 4096); }
 
-at::Tensor per_row_f32(const at::Tensor& logits) {
-  return at::empty_symint(logits.sym_sizes().slice(0, 1), logits.options().dtype(at::kFloat));
-}
-
 }  // namespace
 
 at::Tensor softmax_fwd(const at::Tensor& x_in, std::int64_t dim) {
@@ -40,7 +36,7 @@ at::Tensor softmax_fwd(const at::Tensor& x_in, std::int64_t dim) {
   check_float_dtype(x_in, "softmax", "the input");
   check_index_range(x_in, "softmax");
   const at::Tensor x = x_in.contiguous();
-  at::Tensor y = at::empty_like(x, at::MemoryFormat::Contiguous);
+  at::Tensor y = contiguous_like(x);
   const Rows r = rows_of(x, "softmax");
   if (r.rows == 0 || r.cols == 0) return y;
   check_row_length(r.cols, "softmax");
@@ -60,7 +56,7 @@ at::Tensor softmax_bwd(const at::Tensor& dy_in, const at::Tensor& y_in, std::int
               " but the output has ", y_in.sizes());
   check_index_range(y_in, "softmax_backward");
   const at::Tensor y = y_in.contiguous(), dy = dy_in.contiguous();
-  at::Tensor dx = at::empty_like(y, at::MemoryFormat::Contiguous);
+  at::Tensor dx = contiguous_like(y);
   const Rows r = rows_of(y, "softmax_backward");
   if (r.rows == 0 || r.cols == 0) return dx;
   check_row_length(r.cols, "softmax_backward");
@@ -107,7 +103,7 @@ at::Tensor cross_entropy_bwd(const at::Tensor& grad_scale, const at::Tensor& log
   const std::int64_t rows = logits.size(0), v = logits.size(1);
   TORCH_CHECK(lse.numel() == rows && lse.scalar_type() == at::kFloat,
               "tessera::cross_entropy_backward: lse must be float32 with one value per row (", rows, ")");
-  at::Tensor dlogits = at::empty_like(logits, at::MemoryFormat::Contiguous);
+  at::Tensor dlogits = contiguous_like(logits);
   if (rows == 0 || v == 0) return dlogits;
   const std::int64_t block = cross_entropy_block(v);
   dispatch_float(logits.scalar_type(), "cross_entropy_backward", [&]<class T>(T) {
@@ -123,11 +119,11 @@ at::Tensor cross_entropy_bwd(const at::Tensor& grad_scale, const at::Tensor& log
 at::Tensor softmax_fwd_meta(const at::Tensor& x, std::int64_t dim) {
   check_last_dim(x, dim, "softmax");
   check_float_dtype(x, "softmax", "the input");
-  return at::empty_like(x, at::MemoryFormat::Contiguous);
+  return contiguous_like(x);
 }
 
 at::Tensor softmax_bwd_meta(const at::Tensor&, const at::Tensor& y, std::int64_t) {
-  return at::empty_like(y, at::MemoryFormat::Contiguous);
+  return contiguous_like(y);
 }
 
 std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd_meta(const at::Tensor& logits, const at::Tensor& target,
@@ -139,7 +135,7 @@ std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd_meta(const at::Tensor& logi
 
 at::Tensor cross_entropy_bwd_meta(const at::Tensor&, const at::Tensor& logits, const at::Tensor&, const at::Tensor&,
                                   std::int64_t) {
-  return at::empty_like(logits, at::MemoryFormat::Contiguous);
+  return contiguous_like(logits);
 }
 
 }  // namespace tessera::torch_ops
