@@ -126,6 +126,14 @@ ir::Value* emit_constant(DType d, ScalarValue s, const Shape& shape, const Loc& 
   return b.int_constant(d, v, shape);
 }
 
+ir::Value* emit_converted_constant(DType d, ScalarValue s, const Loc& loc) {
+  const bool exact = ir::is_float(d) || (!s.is_float && int_fits(d, s.i));
+  if (exact) return emit_constant(d, s, {}, loc);
+  ir::Builder& b = builder_at(loc);
+  ir::Value* wide = s.is_float ? b.float_constant(DType::F64, s.f, {}) : b.int_constant(DType::I64, s.i, {});
+  return cast_to(b, wide, d);
+}
+
 ir::Value* emit_binary(BinOp op, ir::Value* a, ir::Value* b, DType compute, const Loc& loc) {
   const BinOpInfo i = info(op);
   const Shape shape = broadcast_shape(a->type.shape, b->type.shape, i.symbol, loc);
@@ -134,6 +142,16 @@ ir::Value* emit_binary(BinOp op, ir::Value* a, ir::Value* b, DType compute, cons
   b = broadcast(bld, cast_to(bld, b, compute), shape);
   const ir::Type result = ir::Type::scalar(i.compare ? DType::I1 : compute).with_shape(shape);
   return bld.create1(i.kind, {a, b}, result);
+}
+
+ir::Value* emit_div_rn(ir::Value* a, ir::Value* b, DType compute, const Loc& loc) {
+  if (compute != DType::F32 && compute != DType::F64)
+    program_error(loc, fmt::format("div_rn: correctly rounded division takes f32 or f64 operands (as Triton's), not "
+                                   "{}; convert them with .to<float>()",
+                                   ir::dtype_name(compute)));
+  ir::Value* q = emit_binary(BinOp::Div, a, b, compute, loc);
+  q->def->attrs["rounding"] = std::string("rn");
+  return q;
 }
 
 ir::Value* emit_unary(UnOp op, ir::Value* a, const Loc& loc) {

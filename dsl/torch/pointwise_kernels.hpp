@@ -6,6 +6,7 @@
 #include <tessera/tessera.hpp>
 
 #include <cstdint>
+#include <vector>
 
 #include "dsl/torch/kernel_name.hpp"
 
@@ -70,13 +71,18 @@ auto make_dropout() {
     constexpr int kQuarter = static_cast<int>(kDropoutBlock / 4);
     auto pid = ts::program_id(0);
     auto j = ts::arange(0, kQuarter);
-    auto u = ts::rand4x(seed, pid * kQuarter + j);
+    // The four loads are issued before the Philox rounds, so that their latency overlaps them.
+    std::vector<ts::Tile<std::int32_t>> offs;
+    std::vector<ts::Tile<bool>> mask;
+    std::vector<ts::Tile<T>> v;
     for (int k = 0; k < 4; ++k) {
-      auto offs = pid * static_cast<int>(kDropoutBlock) + k * kQuarter + j;
-      auto mask = offs < numel;
-      auto v = ts::load(x + offs, mask, 0.0f).template to<float>();
-      ts::store(y + offs, ts::where(u[k] > p, v * scale, 0.0f).template to<T>(), mask);
+      offs.push_back(pid * static_cast<int>(kDropoutBlock) + k * kQuarter + j);
+      mask.push_back(offs[k] < numel);
+      v.push_back(ts::load(x + offs[k], mask[k], 0.0f));
     }
+    auto u = ts::rand4x(seed, pid * kQuarter + j);
+    for (int k = 0; k < 4; ++k)
+      ts::store(y + offs[k], ts::where(u[k] > p, v[k].template to<float>() * scale, 0.0f).template to<T>(), mask[k]);
   });
 }
 

@@ -182,6 +182,13 @@ std::string binary_rule(const Op& op) {
                   op.kind == OpKind::Shl || op.kind == OpKind::Shr;
   if (int_only && !is_int(t.dtype)) return fmt::format("'{}' needs integer operands, got {}", op.name(), to_string(t));
   if (op.kind == OpKind::Pow && !is_float(t.dtype)) return fmt::format("'pow' needs float operands, got {}", to_string(t));
+  if (auto r = op.attrs.find("rounding"); r != op.attrs.end()) {
+    const auto* mode = std::get_if<std::string>(&r->second);
+    if (op.kind != OpKind::Div || !mode || *mode != "rn")
+      return fmt::format("'{}' takes no 'rounding' attribute but div's \"rn\"", op.name());
+    if (t.dtype != DType::F32 && t.dtype != DType::F64)
+      return fmt::format("div {{rounding = \"rn\"}} needs f32 or f64 operands, got {}", to_string(t));
+  }
   return "";
 }
 

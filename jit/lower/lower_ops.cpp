@@ -45,7 +45,7 @@ void KernelLowering::lower_elementwise(const Op& op) {
     auto arg = [&](int i) { return get(op.operands[i])[s]; };
     switch (op.info().category) {
       case ir::OpCategory::Binary:
-        out[s] = op.kind == OpKind::Pow ? lower_math(op, {arg(0), arg(1)}) : lower_binary(op.kind, res->type.dtype, arg(0), arg(1));
+        out[s] = op.kind == OpKind::Pow ? lower_math(op, {arg(0), arg(1)}) : lower_binary(op.kind, res->type.dtype, arg(0), arg(1), op.has_attr("rounding"));
         break;
       case ir::OpCategory::Compare:
         out[s] = lower_compare(op.kind, op.operands[0]->type.dtype, arg(0), arg(1));
@@ -68,7 +68,7 @@ void KernelLowering::lower_elementwise(const Op& op) {
   set(res, std::move(out));
 }
 
-llvm::Value* KernelLowering::lower_binary(OpKind k, DType d, llvm::Value* a, llvm::Value* b) {
+llvm::Value* KernelLowering::lower_binary(OpKind k, DType d, llvm::Value* a, llvm::Value* b, bool correctly_rounded) {
   const bool fp = ir::is_float(d), uns = ir::is_unsigned(d);
   auto intrinsic = [&](llvm::Intrinsic::ID id) { return b_.CreateBinaryIntrinsic(id, a, b); };
   switch (k) {
@@ -77,7 +77,10 @@ llvm::Value* KernelLowering::lower_binary(OpKind k, DType d, llvm::Value* a, llv
     case OpKind::Mul: return fp ? b_.CreateFMul(a, b) : b_.CreateMul(a, b);
     case OpKind::Div:
       if (fp) {
-        if (llvm::Value* r = target_.math_binary(b_, "fdiv", a, b)) return r;
+        // LLVM's fdiv is IEEE division on every target; a target may lower `/` faster (NVIDIA's
+        // div.full.f32), except where the op asks for the correctly rounded result.
+        if (!correctly_rounded)
+          if (llvm::Value* r = target_.math_binary(b_, "fdiv", a, b)) return r;
         return b_.CreateFDiv(a, b);
       }
       return uns ? b_.CreateUDiv(a, b) : b_.CreateSDiv(a, b);

@@ -14,9 +14,8 @@
 //   undefined in Triton), neg, abs, where.
 // - math_test.cpp: exp exp2 log log2 sqrt rsqrt sin cos tanh sigmoid erf floor ceil abs on f32
 //   against double libm with the README's ULP bounds; sum/max/min reductions for every type.
-// Deliberately different (asserted as tessera documents it, counted apart): the promotion
-// departures of notes/language.md (bf16 with an int, f16 with bf16, narrow / and %, signed with
-// unsigned / and %) and the reduction result types.
+// Result types are Triton's everywhere (promotion, / and % of f16/bf16 in f32, reduction types);
+// / and % of ints of different signedness do not compile (tests/unit/compile_fail).
 //
 // Run: ./build/tests/tessera_conformance_tests (interpreter; TESSERA_CONFORMANCE_EXECUTOR=cuda
 // for a GPU, host or host64 for the host targets).
@@ -129,4 +128,53 @@ TEST_CASE("conformance: casts from floats", "[conformance][cast]") {
 
 TEST_CASE("conformance: neg abs where", "[conformance][unary]") {
   for_each_type<AllTypes>([](auto t) { run_unary_and_where<typename decltype(t)::type>(); });
+}
+
+namespace {
+
+// div_rn(x, y) and fdiv(x, y, true): the correctly rounded quotient on every executor; fdiv(x, y)
+// is `/` (within 2 ulp for f32 on NVIDIA GPUs, as Triton's; exact elsewhere).
+template <class T>
+void run_correctly_rounded_division() {
+  auto kernel = ts::kernel("conformance_div_rn", [](ts::Ptr<T> a, ts::Ptr<T> b, ts::Ptr<T> rn, ts::Ptr<T> ieee,
+                                                    ts::Ptr<T> plain) {
+    const auto offs = ts::arange(0, ts::meta("BLOCK"));
+    const auto x = ts::load(a + offs), y = ts::load(b + offs);
+    ts::store(rn + offs, ts::div_rn(x, y));
+    ts::store(ieee + offs, ts::fdiv(x, y, true));
+    ts::store(plain + offs, ts::fdiv(x, y));
+  });
+  std::vector<T> xs, ys;
+  for (const T& x : edge_values<T>())
+    for (const T& y : edge_values<T>()) xs.push_back(x), ys.push_back(y);
+  auto da = device_buffer(padded(xs, T(1))), db = device_buffer(padded(ys, T(1)));
+  ts::Buffer<T> drn(da.size(), executor()), dieee(da.size(), executor()), dplain(da.size(), executor());
+  kernel[options(xs.size())](da, db, drn, dieee, dplain);
+  const auto rn = drn.to_host(), ieee = dieee.to_host(), plain = dplain.to_host();
+  const std::string tn = name_of<T>();
+  Case c("div_rn " + tn), ci("fdiv(ieee_rounding) " + tn), cp("fdiv " + tn);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    // The IEEE quotient: exact in double for f64; for f32 the double quotient rounded once more
+    // (double has more than 2p + 2 bits, so that is the correctly rounded f32 quotient).
+    const double q = static_cast<double>(xs[i]) / static_cast<double>(ys[i]);
+    const T want = std::is_same_v<T, double> ? static_cast<T>(q) : round_to<T>(q);
+    const std::string in = show(xs[i]) + " / " + show(ys[i]);
+    c.check_value(rn[i], want, in);
+    ci.check_value(ieee[i], want, in);
+    if (on_gpu() && std::is_same_v<T, float> && !is_nan(want) && std::isfinite(to_ld(want))) {
+      // An ulp of the quotient, the subnormal one below 2^-126.
+      const int e = want == T(0) ? -126 : std::max(std::ilogb(static_cast<double>(to_ld(want))), -126);
+      const long double ulp = std::ldexp(1.0L, e - 23);
+      cp.check(std::fabs(to_ld(plain[i]) - to_ld(want)) <= 2 * ulp, [&] { return in + " -> got " + show(plain[i]) + ", expected " + show(want) + " within 2 ulp"; });
+    } else {
+      cp.check_value(plain[i], want, in);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conformance: div_rn and fdiv", "[conformance][division]") {
+  run_correctly_rounded_division<float>();
+  run_correctly_rounded_division<double>();
 }

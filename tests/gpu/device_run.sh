@@ -71,6 +71,11 @@ else
   SKIPPED+=("tessera_random_gpu_tests (not in the pack)")
   echo "SKIPPED: tessera_random_gpu_tests is not in the pack"
 fi
+# The conformance suite (tests/conformance: Triton's semantics, host-computed expectations) on the GPU.
+if command -v tessera_conformance_tests > /dev/null; then
+  RUN_LOG=conformance_cuda TESSERA_CONFORMANCE_EXECUTOR=cuda run_tests tessera_conformance_tests
+  grep -A12 "^conformance:" $OUT/conformance_cuda.log | head -14
+fi
 # Triton's tl.randint4x / rand / randn against the reference Philox that numerics_gpu_test.cpp holds
 # tessera's to: together, tessera's random numbers are Triton's.
 echo "== Triton's random numbers against the reference Philox"

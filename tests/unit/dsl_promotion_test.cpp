@@ -17,11 +17,27 @@ using sum_t = decltype(std::declval<Tile<A>>() + std::declval<Tile<B>>());
 template <class A, class S>
 using weak_t = decltype(std::declval<Tile<A>>() * std::declval<S>());
 
-// Tile op Tile: Triton's rules.
+template <class A, class B>
+using div_t = decltype(std::declval<Tile<A>>() / std::declval<Tile<B>>());
+template <class A, class S>
+using weak_div_t = decltype(std::declval<Tile<A>>() / std::declval<S>());
+template <class A, class S>
+using less_t = decltype(std::declval<Tile<A>>() < std::declval<S>());
+
+// Tile op Tile: Triton 3.6's rules (computation_type_impl).
 static_assert(std::is_same_v<sum_t<std::int32_t, std::int64_t>, Tile<std::int64_t>>);
 static_assert(std::is_same_v<sum_t<half, float>, Tile<float>>);
-static_assert(std::is_same_v<sum_t<half, bfloat16>, Tile<float>>);
+static_assert(std::is_same_v<sum_t<half, bfloat16>, Tile<half>>);
+static_assert(std::is_same_v<sum_t<bfloat16, bfloat16>, Tile<bfloat16>>);
+static_assert(std::is_same_v<sum_t<bfloat16, std::int32_t>, Tile<float>>);
+static_assert(std::is_same_v<sum_t<bfloat16, bool>, Tile<float>>);
 static_assert(std::is_same_v<sum_t<std::int32_t, half>, Tile<half>>);
+static_assert(std::is_same_v<div_t<half, half>, Tile<float>>);
+static_assert(std::is_same_v<div_t<bfloat16, bfloat16>, Tile<float>>);
+static_assert(std::is_same_v<div_t<half, std::int8_t>, Tile<float>>);
+static_assert(std::is_same_v<div_t<std::int32_t, std::int64_t>, Tile<std::int64_t>>);
+static_assert(std::is_same_v<sum_t<std::int64_t, std::uint32_t>, Tile<std::int64_t>>);
+static_assert(std::is_same_v<sum_t<std::int16_t, std::uint8_t>, Tile<std::int16_t>>);
 static_assert(std::is_same_v<sum_t<bool, std::int8_t>, Tile<std::int8_t>>);
 static_assert(std::is_same_v<sum_t<std::int32_t, std::uint32_t>, Tile<std::uint32_t>>);
 static_assert(std::is_same_v<sum_t<std::uint8_t, std::int32_t>, Tile<std::int32_t>>);
@@ -33,6 +49,29 @@ static_assert(std::is_same_v<weak_t<half, double>, Tile<half>>);
 static_assert(std::is_same_v<weak_t<std::int32_t, double>, Tile<float>>);
 static_assert(std::is_same_v<weak_t<bool, int>, Tile<std::int32_t>>);
 static_assert(std::is_same_v<decltype(3 - std::declval<Tile<std::int16_t>>()), Tile<std::int16_t>>);
+static_assert(std::is_same_v<weak_t<bfloat16, int>, Tile<bfloat16>>);
+static_assert(std::is_same_v<weak_div_t<half, int>, Tile<float>>);
+static_assert(std::is_same_v<weak_div_t<std::uint32_t, int>, Tile<std::uint32_t>>);  // no signedness error
+static_assert(std::is_same_v<weak_t<bool, unsigned>, Tile<std::uint32_t>>);
+static_assert(std::is_same_v<weak_t<bool, long>, Tile<std::int64_t>>);
+// Comparisons and minimum/maximum: the C++ number is strong; minimum/maximum compute bf16 in f32.
+static_assert(std::is_same_v<decltype(ts::minimum(std::declval<Tile<half>>(), 1.0f)), Tile<float>>);
+static_assert(std::is_same_v<decltype(ts::maximum(std::declval<Tile<std::uint8_t>>(), 1)), Tile<std::int32_t>>);
+static_assert(std::is_same_v<decltype(ts::maximum(std::declval<Tile<bfloat16>>(), std::declval<Tile<bfloat16>>())), Tile<float>>);
+static_assert(std::is_same_v<decltype(ts::maximum(std::declval<Tile<half>>(), std::declval<Tile<half>>())), Tile<half>>);
+static_assert(std::is_same_v<less_t<std::uint8_t, int>, ts::Mask>);
+// Reductions: Triton's result types (standard.py), and dtype= as ts::as<T>.
+static_assert(std::is_same_v<decltype(ts::sum(std::declval<Tile<std::uint8_t>>(), 0)), Tile<std::uint32_t>>);
+static_assert(std::is_same_v<decltype(ts::sum(std::declval<Tile<bool>>(), 0)), Tile<std::uint32_t>>);
+static_assert(std::is_same_v<decltype(ts::sum(std::declval<Tile<std::int8_t>>(), 0)), Tile<std::int32_t>>);
+static_assert(std::is_same_v<decltype(ts::sum(std::declval<Tile<half>>(), 0)), Tile<half>>);
+static_assert(std::is_same_v<decltype(ts::sum(std::declval<Tile<half>>(), 0, ts::as<float>)), Tile<float>>);
+static_assert(std::is_same_v<decltype(ts::max(std::declval<Tile<half>>(), 0)), Tile<float>>);
+static_assert(std::is_same_v<decltype(ts::min(std::declval<Tile<std::uint8_t>>(), 0)), Tile<std::int32_t>>);
+static_assert(std::is_same_v<decltype(ts::max(std::declval<Tile<std::int64_t>>(), 0)), Tile<std::int64_t>>);
+static_assert(std::is_same_v<decltype(ts::cumsum(std::declval<Tile<bfloat16>>(), 0)), Tile<float>>);
+static_assert(std::is_same_v<decltype(ts::cumsum(std::declval<Tile<half>>(), 0)), Tile<half>>);
+static_assert(std::is_same_v<decltype(ts::cumprod(std::declval<Tile<std::int8_t>>(), 0)), Tile<std::int8_t>>);
 // Comparisons and logic give masks; pointer arithmetic keeps the pointer.
 static_assert(std::is_same_v<decltype(std::declval<ts::Float>() < 1), ts::Mask>);
 static_assert(std::is_same_v<decltype(std::declval<ts::Mask>() && std::declval<ts::Mask>()), ts::Mask>);
@@ -73,7 +112,6 @@ static_assert(std::is_same_v<decltype(std::declval<ts::Int>() & std::declval<ts:
 static_assert(std::is_same_v<decltype(~std::declval<ts::Int>()), ts::Int>);
 
 // Other compile errors with a static_assert message (not in compile_fail/ yet):
-//   ts::store(int_ptr, bf16_tile);        // "the value's element type must be the pointer's pointee; convert it with .to<T>()"
 //   ts::exp(int_tile);                    // "tessera::exp needs a float tile"
 //   ts::Tile<long double> t;              // "T must be bool, int8_t, ... or tessera::Pointer<one of these>"
 //   ts::kernel("k", [](float* x) {});      // "every parameter of the kernel function must be a tile type"

@@ -2,10 +2,15 @@
 //
 // A tile's element type is a C++ type: bool (i1), int8_t, int16_t, int32_t, int64_t, uint8_t,
 // uint32_t, tessera::half (f16), tessera::bfloat16 (bf16), float, double, or Pointer<one of those>.
-// Promotion follows Triton: within a kind the wider type wins, int with float gives the float,
-// f16 with bf16 gives f32, bool with anything gives the other, and signed with unsigned of the same
-// width gives the unsigned type. A C++ scalar next to a tile is "weak": an integer keeps the tile's
-// type, a floating value keeps a float tile's type and turns an integer tile into f32.
+// Promotion is Triton 3.6's (semantic.py, computation_type_impl): f64, then f32, wins; f16 with
+// anything narrower gives f16 (f16 with bf16 too); bf16 with bf16 gives bf16 and bf16 with
+// anything else f32; `/` and `%` with an f16 or bf16 operand compute in f32; ints promote by rank
+// and signedness as C's usual conversions (bool is an unsigned 1-bit int). A C++ scalar next to a
+// tile is "weak" when its kind (bool < integer < float) is not above the tile's: it takes the
+// tile's type (f32 for `/` and `%` of an f16/bf16 tile); otherwise its own type (int: i32, wider
+// or unsigned per its C++ type; floating: f32) promotes with the tile's as above. Comparisons and
+// minimum/maximum/clamp take a C++ scalar at its own type (Triton's strong literal there), and
+// minimum/maximum/clamp compute bf16 in f32.
 #pragma once
 #include <concepts>
 #include <cstdint>
@@ -116,37 +121,80 @@ constexpr int bits_of(DType d) {
 }
 constexpr bool is_float_dtype(DType d) { return d == DType::F16 || d == DType::BF16 || d == DType::F32 || d == DType::F64; }
 constexpr bool is_unsigned_dtype(DType d) { return d == DType::U8 || d == DType::U32; }
+// Signedness in Triton's promotion rules, where bool (int1) counts as unsigned.
+constexpr bool promotes_unsigned(DType d) { return d == DType::I1 || is_unsigned_dtype(d); }
 
-// Triton's rules for two tile operands (see the file comment).
-constexpr DType promote(DType a, DType b) {
-  if (a == b) return a;
-  if (a == DType::I1) return b;
-  if (b == DType::I1) return a;
-  const bool fa = is_float_dtype(a), fb = is_float_dtype(b);
-  if (fa != fb) return fa ? a : b;
-  if (fa) {
-    if (bits_of(a) == 16 && bits_of(b) == 16) return DType::F32;  // f16 with bf16
-    return bits_of(a) > bits_of(b) ? a : b;
-  }
-  if (bits_of(a) != bits_of(b)) return bits_of(a) > bits_of(b) ? a : b;
-  return is_unsigned_dtype(a) ? a : b;
+constexpr bool is_narrow_float(DType d) { return d == DType::F16 || d == DType::BF16; }
+
+// C's usual conversions of two integer types (Triton's integer_promote_impl): within a signedness
+// the wider wins; an unsigned type at least as wide as the signed one wins, else the signed one.
+constexpr DType promote_integers(DType a, DType b) {
+  const bool ua = promotes_unsigned(a), ub = promotes_unsigned(b);
+  if (ua == ub) return bits_of(a) > bits_of(b) ? a : b;
+  if (ua) return bits_of(a) >= bits_of(b) ? a : b;
+  return bits_of(b) >= bits_of(a) ? b : a;
 }
 
-// A tile of T next to a C++ scalar S (a weak operand).
+// Triton's type of a binary op on two tile operands (see the file comment); div_or_mod for `/`
+// and `%`. Ints of different signedness under `/` and `%` are refused where the operator is
+// written (operators.hpp), not here.
+constexpr DType promote(DType a, DType b, bool div_or_mod = false) {
+  if (a == DType::F64 || b == DType::F64) return DType::F64;
+  if (a == DType::F32 || b == DType::F32) return DType::F32;
+  if (a == DType::F16 || b == DType::F16) return div_or_mod ? DType::F32 : DType::F16;
+  if (a == DType::BF16 && b == DType::BF16) return div_or_mod ? DType::F32 : DType::BF16;
+  if (a == DType::BF16 || b == DType::BF16) return DType::F32;
+  return promote_integers(a, b);
+}
+
+// The kind order of Triton's weak-scalar rule: bool < integer < float.
+constexpr int kind_rank(DType d) { return d == DType::I1 ? 0 : is_float_dtype(d) ? 2 : 1; }
+
+// The type a C++ scalar of type S has where it decides a type: bool, i32 (i64 for 64-bit
+// integers, u32 for 32-bit unsigned ones: C++ types the literal, where Triton types it by value),
+// f32 for floating values (as a Python float).
+template <class S>
+constexpr DType scalar_dtype() {
+  if constexpr (std::is_same_v<S, bool>) return DType::I1;
+  else if constexpr (std::is_floating_point_v<S>) return DType::F32;
+  else if constexpr (sizeof(S) == 8) return DType::I64;
+  else if constexpr (std::is_unsigned_v<S> && sizeof(S) == 4) return DType::U32;
+  else return DType::I32;
+}
+
+// A tile of T next to a C++ scalar S (Triton's rule 0 for a scalar operand).
 template <class T, class S>
-constexpr DType promote_weak() {
-  constexpr DType t = ElementTraits<T>::dtype;
-  if constexpr (std::is_floating_point_v<S>) return is_float_dtype(t) ? t : DType::F32;
-  else return t == DType::I1 && !std::is_same_v<S, bool> ? DType::I32 : t;
+constexpr DType promote_weak(bool div_or_mod = false) {
+  constexpr DType t = ElementTraits<T>::dtype, s = scalar_dtype<S>();
+  if (kind_rank(s) <= kind_rank(t)) return div_or_mod && is_narrow_float(t) ? DType::F32 : t;
+  return promote(s, t, div_or_mod);
 }
 
 }  // namespace detail
 
-template <Element A, Element B>
-using promote_t = typename detail::TypeOf<detail::promote(ElementTraits<A>::dtype, ElementTraits<B>::dtype)>::type;
+namespace detail {
+// A tile of T next to a C++ scalar S where the scalar is strong (comparisons, minimum, maximum).
+template <class T, class S>
+constexpr DType promote_strong() {
+  return promote(ElementTraits<T>::dtype, scalar_dtype<S>());
+}
+}  // namespace detail
 
-template <Element T, CppScalar S>
-using promote_weak_t = typename detail::TypeOf<detail::promote_weak<T, S>()>::type;
+template <Element A, Element B, bool DivOrMod = false>
+using promote_t =
+    typename detail::TypeOf<detail::promote(ElementTraits<A>::dtype, ElementTraits<B>::dtype, DivOrMod)>::type;
+
+template <Element T, CppScalar S, bool DivOrMod = false>
+using promote_weak_t = typename detail::TypeOf<detail::promote_weak<T, S>(DivOrMod)>::type;
+
+// An element type as an argument, as Triton's dtype= (ts::sum(x, 0, ts::as<float>)).
+template <class T>
+struct As {
+  static_assert(Element<T>, "tessera::as<T>: T must be an element type (bool, an int, half, bfloat16, float, double)");
+  using type = T;
+};
+template <class T>
+inline constexpr As<T> as{};
 
 template <class T>
 inline constexpr DType dtype_of = ElementTraits<T>::dtype;

@@ -54,17 +54,18 @@ auto cdiv(const X& a, const Y& b, const Loc& loc = Loc::current()) {
   return detail::binary<C, C>(detail::BinOp::Div, num, b, loc);
 }
 
-// Elementwise minimum / maximum in the promoted type (floats as fmin/fmax).
+// Elementwise minimum / maximum in the promoted type, as Triton's: a C++ number at its own type
+// (i32, f32, ...), bf16 in f32 (floats as fmin/fmax).
 template <class X, class Y>
   requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
 auto minimum(const X& a, const Y& b, const Loc& loc = Loc::current()) {
-  using C = detail::common_t<X, Y>;
+  using C = detail::min_max_t<X, Y>;
   return detail::binary<C, C>(detail::BinOp::Min, a, b, loc);
 }
 template <class X, class Y>
   requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
 auto maximum(const X& a, const Y& b, const Loc& loc = Loc::current()) {
-  using C = detail::common_t<X, Y>;
+  using C = detail::min_max_t<X, Y>;
   return detail::binary<C, C>(detail::BinOp::Max, a, b, loc);
 }
 
@@ -94,28 +95,30 @@ Tile<C> min_or_max(BinOp op, const X& a, const Y& b, PropagateNan nan, const Loc
 template <class X, class Y>
   requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
 auto minimum(const X& a, const Y& b, PropagateNan nan, const Loc& loc = Loc::current()) {
-  using C = detail::common_t<X, Y>;
+  using C = detail::min_max_t<X, Y>;
   static_assert(FloatElement<C>, "tessera::minimum: propagate_nan applies to float operands only; drop it for integers");
   return detail::min_or_max<C>(detail::BinOp::Min, a, b, nan, loc);
 }
 template <class X, class Y>
   requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
 auto maximum(const X& a, const Y& b, PropagateNan nan, const Loc& loc = Loc::current()) {
-  using C = detail::common_t<X, Y>;
+  using C = detail::min_max_t<X, Y>;
   static_assert(FloatElement<C>, "tessera::maximum: propagate_nan applies to float operands only; drop it for integers");
   return detail::min_or_max<C>(detail::BinOp::Max, a, b, nan, loc);
 }
 
 // min(max(x, lo), hi) elementwise on a float tile, as Triton's tl.clamp (lo <= hi is not
-// checked); with PropagateNan::all a NaN in x, lo or hi gives NaN, else a NaN x gives lo.
+// checked), in the type minimum/maximum promote the three to; with PropagateNan::all a NaN in x,
+// lo or hi gives NaN, else a NaN x gives lo.
 template <class T, class L, class H>
   requires NumericOperands<Tile<T>, L> && NumericOperands<Tile<T>, H>
-Tile<T> clamp(const Tile<T>& x, const L& lo, const H& hi, PropagateNan nan = PropagateNan::none,
-              const Loc& loc = Loc::current()) {
+auto clamp(const Tile<T>& x, const L& lo, const H& hi, PropagateNan nan = PropagateNan::none,
+           const Loc& loc = Loc::current()) {
   static_assert(FloatElement<T>, "tessera::clamp needs a float tile (as Triton's); for integers use "
                                  "ts::minimum(ts::maximum(x, lo), hi)");
-  const Tile<T> l(detail::operand_value(lo, dtype_of<T>, {}, loc), loc), h(detail::operand_value(hi, dtype_of<T>, {}, loc), loc);
-  return minimum(maximum(x, l, nan, loc), h, nan, loc);
+  using C = detail::min_max_t<Tile<detail::min_max_t<Tile<T>, L>>, H>;
+  const Tile<C> l(detail::operand_value(lo, dtype_of<C>, {}, loc), loc), h(detail::operand_value(hi, dtype_of<C>, {}, loc), loc);
+  return minimum(maximum(x.template to<C>(loc), l, nan, loc), h, nan, loc);
 }
 
 // Triton's swizzle2d: program (i, j) of a size_i x size_j grid renumbered so that groups of
@@ -160,6 +163,42 @@ TESSERA_FLOAT_MATH(erf, Erf)
 TESSERA_FLOAT_MATH(floor, Floor)
 TESSERA_FLOAT_MATH(ceil, Ceil)
 #undef TESSERA_FLOAT_MATH
+// sqrt correctly rounded, as Triton's tl.sqrt_rn (f32 or f64): tessera's sqrt already is on every
+// target (sqrt.rn on NVIDIA; README, "Math"), so this is sqrt under Triton's name.
+template <class T>
+Tile<T> sqrt_rn(const Tile<T>& x, const Loc& loc = Loc::current()) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "tessera::sqrt_rn takes f32 or f64 tiles (as Triton's); convert with .to<float>()");
+  return sqrt(x, loc);
+}
+
+// a / b correctly rounded (IEEE, to nearest even) on every target, as Triton's tl.div_rn: f32 or
+// f64 after promotion as for `/`. (`/` on f32 is div.full.f32 on NVIDIA GPUs, within 2 ulp, as
+// Triton's; the interpreter and the host targets divide exactly either way.)
+template <class X, class Y>
+  requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
+auto div_rn(const X& a, const Y& b, const Loc& loc = Loc::current()) {
+  using C = detail::div_common_t<X, Y>;
+  static_assert(std::is_same_v<C, float> || std::is_same_v<C, double>,
+                "tessera::div_rn takes f32 or f64 operands (as Triton's); convert them with .to<float>()");
+  return Tile<C>(detail::emit_div_rn(detail::operand_value(a, dtype_of<C>, {}, loc),
+                                     detail::operand_value(b, dtype_of<C>, {}, loc), dtype_of<C>, loc),
+                 loc);
+}
+
+// a / b of float operands, as Triton's tl.fdiv: `/` (div.full.f32 for f32 on NVIDIA), or the
+// correctly rounded quotient with ieee_rounding = true. Int operands do not compile: convert them.
+template <class X, class Y>
+  requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
+auto fdiv(const X& a, const Y& b, bool ieee_rounding = false, const Loc& loc = Loc::current()) {
+  static_assert(FloatElement<detail::elem_t<X>> && FloatElement<detail::elem_t<Y>>,
+                "tessera::fdiv: both operands must be floats (as Triton's); convert an int tile with .to<float>()");
+  using C = detail::div_common_t<X, Y>;
+  ir::Value* va = detail::operand_value(a, dtype_of<C>, {}, loc);
+  ir::Value* vb = detail::operand_value(b, dtype_of<C>, {}, loc);
+  if (ieee_rounding) return Tile<C>(detail::emit_div_rn(va, vb, dtype_of<C>, loc), loc);
+  return Tile<C>(detail::emit_binary(detail::BinOp::Div, va, vb, dtype_of<C>, loc), loc);
+}
 
 // a ** b elementwise, in the promoted type (as for `+`), which must be a float type.
 template <class X, class Y>
@@ -249,9 +288,22 @@ auto where(const Tile<M>& mask, const X& a, const Y& b, const Loc& loc = Loc::cu
   return Tile<C>(detail::emit_select(m, va, vb, dtype_of<C>, loc), loc);
 }
 
-// Loads the elements `ptr` points to; masked-off lanes are not accessed and give `other` (0).
-// The mask is a Tile<bool> (a template here only so that another tile gets a clear message).
-// Through a scalar pointer the mask and `other` must be scalars too (as in Triton).
+namespace detail {
+// `other` of a load or the value of a store, converted to the pointee type T as Triton casts
+// them: a tile of another element type through a cast, a C++ number as a cast would convert it.
+template <class T, class X>
+ir::Value* converted_to_pointee(const X& x, const Loc& loc) {
+  static_assert(CppScalar<X> || (is_tile<X> && Element<elem_t<X>>), "tessera::load/store: `other` and a stored "
+                                                                    "value must be C++ numbers or tiles of numbers");
+  if constexpr (is_tile<X>) return emit_cast(x.ir_value(loc), dtype_of<T>, loc);
+  else return emit_converted_constant(dtype_of<T>, scalar_value(x), loc);
+}
+}  // namespace detail
+
+// Loads the elements `ptr` points to; masked-off lanes are not accessed and give `other` (0),
+// converted to the pointee type as Triton does (a tile of another type is cast; -1 for a uint8_t
+// load is 255). The mask is a Tile<bool> (a template here only so that another tile gets a clear
+// message). Through a scalar pointer the mask and `other` must be scalars too (as in Triton).
 template <class T>
 Tile<T> load(const Ptr<T>& ptr, const Loc& loc = Loc::current()) {
   return Tile<T>(detail::emit_load(ptr.ir_value(loc), nullptr, nullptr, loc), loc);
@@ -266,27 +318,23 @@ template <class T, class M, class O>
 Tile<T> load(const Ptr<T>& ptr, const Tile<M>& mask, const O& other, const Loc& loc = Loc::current()) {
   static_assert(std::is_same_v<M, bool>,
                 "tessera::load: the mask must be a Tile<bool>; compare to make one, e.g. offs < n or x != 0");
-  static_assert(CppScalar<O> || std::is_same_v<O, Tile<T>>,
-                "tessera::load: `other` must be a C++ number or a tile of the pointee type");
-  ir::Value* o = detail::operand_value(other, dtype_of<T>, {}, loc);
+  ir::Value* o = detail::converted_to_pointee<T>(other, loc);
   return Tile<T>(detail::emit_load(ptr.ir_value(loc), mask.ir_value(loc), o, loc), loc);
 }
 
-// Stores `value` (broadcast to the pointer's shape) where `mask` (a Tile<bool>) holds. Through a
-// scalar pointer the value and the mask must be scalars: every lane would write the one address.
+// Stores `value` (broadcast to the pointer's shape, converted to the pointee type as Triton does:
+// a float tile stored through a Ptr<half> is rounded to half) where `mask` (a Tile<bool>) holds.
+// Through a scalar pointer the value and the mask must be scalars: every lane would write the one
+// address.
 template <class T, class V>
 void store(const Ptr<T>& ptr, const V& value, const Loc& loc = Loc::current()) {
-  static_assert(CppScalar<V> || std::is_same_v<V, Tile<T>>,
-                "tessera::store: the value's element type must be the pointer's pointee; convert it with .to<T>()");
-  detail::emit_store(ptr.ir_value(loc), detail::operand_value(value, dtype_of<T>, {}, loc), nullptr, loc);
+  detail::emit_store(ptr.ir_value(loc), detail::converted_to_pointee<T>(value, loc), nullptr, loc);
 }
 template <class T, class V, class M>
 void store(const Ptr<T>& ptr, const V& value, const Tile<M>& mask, const Loc& loc = Loc::current()) {
-  static_assert(CppScalar<V> || std::is_same_v<V, Tile<T>>,
-                "tessera::store: the value's element type must be the pointer's pointee; convert it with .to<T>()");
   static_assert(std::is_same_v<M, bool>,
                 "tessera::store: the mask must be a Tile<bool>; compare to make one, e.g. offs < n or x != 0");
-  detail::emit_store(ptr.ir_value(loc), detail::operand_value(value, dtype_of<T>, {}, loc), mask.ir_value(loc), loc);
+  detail::emit_store(ptr.ir_value(loc), detail::converted_to_pointee<T>(value, loc), mask.ir_value(loc), loc);
 }
 
 }  // namespace tessera

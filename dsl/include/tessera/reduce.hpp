@@ -17,15 +17,26 @@ using Combine = std::function<std::vector<ir::Value*>(const std::vector<ir::Valu
 TESSERA_API std::vector<ir::Value*> trace_reduce(const std::vector<ir::Value*>& inputs, int axis, bool scan,
                                                  bool reverse, const Combine& combine, const Loc& loc);
 
-// Accumulation types: sub-32-bit floats sum in f32 and sub-32-bit ints in i32. Triton 3.6 keeps
-// f16/bf16 sums in their type and sums unsigned small ints in u32: departures, which
-// tests/conformance asserts and lists.
+// Result types as Triton 3.6's (standard.py): sum and cumsum of an integer type narrower than 32
+// bits in i32, or u32 when it is unsigned or bool (Triton's int1 is unsigned; _pick_sum_dtype); cumsum and cumprod of bf16 in f32
+// (_promote_bfloat16_to_float32); max and min of anything narrower than 32 bits in f32 (floats)
+// or i32 (ints). A `dtype` argument (ts::as<T>) sets the type instead, as Triton's dtype=.
 template <class T>
 using sum_type = std::conditional_t<
-    std::is_same_v<T, half> || std::is_same_v<T, bfloat16>, float,
-    std::conditional_t<std::is_same_v<T, bool> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int16_t> ||
-                           std::is_same_v<T, std::uint8_t>,
-                       std::int32_t, T>>;
+    std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int16_t>, std::int32_t,
+    std::conditional_t<std::is_same_v<T, bool> || std::is_same_v<T, std::uint8_t>, std::uint32_t, T>>;
+template <class T>
+using scan_type = std::conditional_t<std::is_same_v<T, bfloat16>, float, T>;
+template <class T>
+using max_type = std::conditional_t<(bits_of(dtype_of<T>) < 32), std::conditional_t<FloatElement<T>, float, std::int32_t>, T>;
+// f16 and bf16 add in f32 and round once at the end: within Triton's error bound (its partial sums
+// round to f16 at every step), never further from the exact sum than Triton's.
+template <class T>
+using sum_accumulator = std::conditional_t<std::is_same_v<T, half> || std::is_same_v<T, bfloat16>, float, T>;
+
+// The sum of x along axis in type S (accumulated in sum_accumulator<S>), or its inclusive scan.
+template <class S, class T>
+Tile<S> sum_as(const Tile<T>& x, int axis, bool scan, bool reverse, const Loc& loc);
 
 template <class T, class F>
 Tile<T> reduce_with(const Tile<T>& x, int axis, bool scan, bool reverse, F&& f, const Loc& loc) {
@@ -46,23 +57,37 @@ Tile<T> reduce(const Tile<T>& x, int axis, F&& f, const Loc& loc = Loc::current(
 }
 
 template <class T>
-auto sum(const Tile<T>& x, int axis, const Loc& loc = Loc::current()) {
+Tile<detail::sum_type<T>> sum(const Tile<T>& x, int axis, const Loc& loc = Loc::current()) {
   static_assert(Element<T>, "tessera::sum: needs a tile of numbers");
-  using A = detail::sum_type<T>;
-  Tile<A> widened = x.template to<A>(loc);
-  return detail::reduce_with(widened, axis, false, false, [&](const Tile<A>& a, const Tile<A>& b) { return Tile<A>(detail::emit_binary(detail::BinOp::Add, a.ir_value(loc), b.ir_value(loc), dtype_of<A>, loc), loc); }, loc);
+  return detail::sum_as<detail::sum_type<T>>(x, axis, false, false, loc);
+}
+// sum(x, axis, ts::as<D>): x converted to D, then summed (Triton's dtype=).
+template <class T, class D>
+Tile<D> sum(const Tile<T>& x, int axis, As<D>, const Loc& loc = Loc::current()) {
+  static_assert(Element<T> && Element<D>, "tessera::sum: needs a tile of numbers and a number type");
+  return detail::sum_as<D>(x, axis, false, false, loc);
 }
 
+namespace detail {
 template <class T>
-Tile<T> max(const Tile<T>& x, int axis, const Loc& loc = Loc::current()) {
+Tile<max_type<T>> max_or_min(const Tile<T>& x, int axis, BinOp op, const Loc& loc) {
+  using M = max_type<T>;
+  return reduce_with(x.template to<M>(loc), axis, false, false, [&](const Tile<M>& a, const Tile<M>& b) {
+    return Tile<M>(emit_binary(op, a.ir_value(loc), b.ir_value(loc), dtype_of<M>, loc), loc);
+  }, loc);
+}
+}  // namespace detail
+
+template <class T>
+Tile<detail::max_type<T>> max(const Tile<T>& x, int axis, const Loc& loc = Loc::current()) {
   static_assert(Element<T>, "tessera::max: needs a tile of numbers");
-  return detail::reduce_with(x, axis, false, false, [&](const Tile<T>& a, const Tile<T>& b) { return Tile<T>(detail::emit_binary(detail::BinOp::Max, a.ir_value(loc), b.ir_value(loc), dtype_of<T>, loc), loc); }, loc);
+  return detail::max_or_min(x, axis, detail::BinOp::Max, loc);
 }
 
 template <class T>
-Tile<T> min(const Tile<T>& x, int axis, const Loc& loc = Loc::current()) {
+Tile<detail::max_type<T>> min(const Tile<T>& x, int axis, const Loc& loc = Loc::current()) {
   static_assert(Element<T>, "tessera::min: needs a tile of numbers");
-  return detail::reduce_with(x, axis, false, false, [&](const Tile<T>& a, const Tile<T>& b) { return Tile<T>(detail::emit_binary(detail::BinOp::Min, a.ir_value(loc), b.ir_value(loc), dtype_of<T>, loc), loc); }, loc);
+  return detail::max_or_min(x, axis, detail::BinOp::Min, loc);
 }
 
 namespace detail {
@@ -90,17 +115,32 @@ Tile<T> associative_scan(const Tile<T>& x, int axis, F&& f, bool reverse = false
 }
 
 template <class T>
-auto cumsum(const Tile<T>& x, int axis, bool reverse = false, const Loc& loc = Loc::current()) {
-  using A = detail::sum_type<T>;
-  Tile<A> widened = x.template to<A>(loc);
-  return detail::reduce_with(widened, axis, true, reverse, [&](const Tile<A>& a, const Tile<A>& b) { return Tile<A>(detail::emit_binary(detail::BinOp::Add, a.ir_value(loc), b.ir_value(loc), dtype_of<A>, loc), loc); }, loc);
+Tile<detail::sum_type<detail::scan_type<T>>> cumsum(const Tile<T>& x, int axis, bool reverse = false,
+                                                    const Loc& loc = Loc::current()) {
+  return detail::sum_as<detail::sum_type<detail::scan_type<T>>>(x, axis, true, reverse, loc);
+}
+template <class T, class D>
+Tile<D> cumsum(const Tile<T>& x, int axis, bool reverse, As<D>, const Loc& loc = Loc::current()) {
+  return detail::sum_as<D>(x, axis, true, reverse, loc);
 }
 
 template <class T>
-auto cumprod(const Tile<T>& x, int axis, bool reverse = false, const Loc& loc = Loc::current()) {
-  using A = detail::sum_type<T>;
-  Tile<A> widened = x.template to<A>(loc);
-  return detail::reduce_with(widened, axis, true, reverse, [&](const Tile<A>& a, const Tile<A>& b) { return Tile<A>(detail::emit_binary(detail::BinOp::Mul, a.ir_value(loc), b.ir_value(loc), dtype_of<A>, loc), loc); }, loc);
+Tile<detail::scan_type<T>> cumprod(const Tile<T>& x, int axis, bool reverse = false, const Loc& loc = Loc::current()) {
+  using A = detail::scan_type<T>;
+  return detail::reduce_with(x.template to<A>(loc), axis, true, reverse, [&](const Tile<A>& a, const Tile<A>& b) {
+    return Tile<A>(detail::emit_binary(detail::BinOp::Mul, a.ir_value(loc), b.ir_value(loc), dtype_of<A>, loc), loc);
+  }, loc);
 }
+
+namespace detail {
+template <class S, class T>
+Tile<S> sum_as(const Tile<T>& x, int axis, bool scan, bool reverse, const Loc& loc) {
+  using A = sum_accumulator<S>;
+  const Tile<A> total = reduce_with(x.template to<A>(loc), axis, scan, reverse, [&](const Tile<A>& a, const Tile<A>& b) {
+    return Tile<A>(emit_binary(BinOp::Add, a.ir_value(loc), b.ir_value(loc), dtype_of<A>, loc), loc);
+  }, loc);
+  return total.template to<S>(loc);
+}
+}  // namespace detail
 
 }  // namespace tessera

@@ -102,7 +102,7 @@ namespace detail {
 
 template <class X>
 ir::Value* operand_value(const X& x, DType d, const Shape& shape, const Loc& loc) {
-  if constexpr (is_tile<X>) return x.ir_value(loc);
+  if constexpr (is_tile<X>) return emit_cast(x.ir_value(loc), d, loc);
   else return emit_constant(d, scalar_value(x), shape, loc);
 }
 

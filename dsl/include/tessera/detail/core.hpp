@@ -57,9 +57,15 @@ TESSERA_API Shape value_shape(const ir::Value* v);
 // A ProgramError for a misuse found by a header-only op (sort's dim, topk's k), naming the user's line.
 [[noreturn]] TESSERA_API void user_error(const Loc& loc, const std::string& what);
 TESSERA_API ir::Value* emit_constant(DType d, ScalarValue s, const Shape& shape, const Loc& loc);
+// A C++ number converted to `d` as a cast converts a value (Triton's conversion of a load's
+// `other` and of a stored value): a float truncates toward zero into an int type, an int wraps
+// into a narrower one (-1 into u8 is 255).
+TESSERA_API ir::Value* emit_converted_constant(DType d, ScalarValue s, const Loc& loc);
 // Casts both operands to `compute`, broadcasts their shapes (numpy rules, equal ranks or a scalar)
 // and applies the op; comparisons give i1.
 TESSERA_API ir::Value* emit_binary(BinOp op, ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
+// a / b in `compute` (f32 or f64), correctly rounded on every target (div {rounding = "rn"}).
+TESSERA_API ir::Value* emit_div_rn(ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
 TESSERA_API ir::Value* emit_unary(UnOp op, ir::Value* a, const Loc& loc);
 // pow(a, b) and fma(a, b, c): operands cast to `compute` (a float type) and broadcast together.
 TESSERA_API ir::Value* emit_pow(ir::Value* a, ir::Value* b, DType compute, const Loc& loc);

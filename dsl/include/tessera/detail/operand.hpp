@@ -21,12 +21,9 @@ struct IsTile<Tile<T>> : std::true_type {};
 template <class X>
 inline constexpr bool is_tile = IsTile<std::remove_cvref_t<X>>::value;
 
-// The element type a C++ scalar stands for when nothing else decides (Triton: int -> i32).
+// The element type a C++ scalar stands for when nothing else decides (element.hpp, scalar_dtype).
 template <class S>
-using scalar_element_t = std::conditional_t<
-    std::is_same_v<S, bool>, bool,
-    std::conditional_t<std::is_floating_point_v<S>, float,
-                       std::conditional_t<sizeof(S) == 8, std::int64_t, std::int32_t>>>;
+using scalar_element_t = typename TypeOf<scalar_dtype<S>()>::type;
 
 template <class X>
 struct OperandTraits {};  // neither a Tile nor a C++ scalar: no `elem`, constraints fail
@@ -55,28 +52,63 @@ struct Refused {};
 template <class...>
 inline constexpr bool always_false = false;
 
-// The element type an operation on numeric operands X and Y computes in; no `type` (a soft
-// substitution failure) when either is not numeric.
-template <class X, class Y>
+// The element type an operation on numeric operands X and Y computes in (DivOrMod: `/` or `%`);
+// no `type` (a soft substitution failure) when either is not numeric.
+template <class X, class Y, bool DivOrMod>
 struct CommonElement {};
-template <Element T, Element U>
-struct CommonElement<Tile<T>, Tile<U>> {
-  using type = promote_t<T, U>;
+template <Element T, Element U, bool DivOrMod>
+struct CommonElement<Tile<T>, Tile<U>, DivOrMod> {
+  using type = promote_t<T, U, DivOrMod>;
 };
+template <Element T, CppScalar S, bool DivOrMod>
+struct CommonElement<Tile<T>, S, DivOrMod> {
+  using type = promote_weak_t<T, S, DivOrMod>;
+};
+template <CppScalar S, Element T, bool DivOrMod>
+struct CommonElement<S, Tile<T>, DivOrMod> {
+  using type = promote_weak_t<T, S, DivOrMod>;
+};
+template <CppScalar S, CppScalar R, bool DivOrMod>
+struct CommonElement<S, R, DivOrMod> {
+  using type = promote_t<scalar_element_t<S>, scalar_element_t<R>, DivOrMod>;
+};
+template <class X, class Y>
+using common_t = typename CommonElement<std::remove_cvref_t<X>, std::remove_cvref_t<Y>, false>::type;
+// The type `/` and `%` compute in: as common_t, but f16/bf16 compute in f32 (Triton's rule).
+template <class X, class Y>
+using div_common_t = typename CommonElement<std::remove_cvref_t<X>, std::remove_cvref_t<Y>, true>::type;
+
+// The type comparisons compute in: as common_t, but a C++ scalar keeps its own type (i32, f32, ...)
+// and promotes with the tile's (Triton's strong literal in comparisons).
+template <class X, class Y>
+struct StrongCommon : CommonElement<X, Y, false> {};
 template <Element T, CppScalar S>
-struct CommonElement<Tile<T>, S> {
-  using type = promote_weak_t<T, S>;
+struct StrongCommon<Tile<T>, S> {
+  using type = typename TypeOf<promote_strong<T, S>()>::type;
 };
 template <CppScalar S, Element T>
-struct CommonElement<S, Tile<T>> {
-  using type = promote_weak_t<T, S>;
-};
-template <CppScalar S, CppScalar R>
-struct CommonElement<S, R> {
-  using type = promote_t<scalar_element_t<S>, scalar_element_t<R>>;
+struct StrongCommon<S, Tile<T>> {
+  using type = typename TypeOf<promote_strong<T, S>()>::type;
 };
 template <class X, class Y>
-using common_t = typename CommonElement<std::remove_cvref_t<X>, std::remove_cvref_t<Y>>::type;
+using strong_common_t = typename StrongCommon<std::remove_cvref_t<X>, std::remove_cvref_t<Y>>::type;
+// minimum / maximum / clamp: strong, with bf16 computed in f32 (Triton's _promote_bfloat16_to_float32).
+template <class X, class Y>
+using min_max_t = std::conditional_t<std::is_same_v<strong_common_t<X, Y>, bfloat16>, float, strong_common_t<X, Y>>;
+
+// Triton refuses `/` and `%` of two integers of different signedness where both decide the type
+// (a weak C++ integer takes the tile's signedness).
+template <class X, class Y>
+inline constexpr bool mixed_signedness_division = [] {
+  if constexpr (!requires { typename div_common_t<X, Y>; }) return false;
+  else {
+    using A = elem_t<X>;
+    using B = elem_t<Y>;
+    constexpr bool weak = !is_tile<X> || !is_tile<Y>;
+    if constexpr (weak || !IntegerOrBool<A> || !IntegerOrBool<B>) return false;
+    else return promotes_unsigned(dtype_of<A>) != promotes_unsigned(dtype_of<B>);
+  }
+}();
 
 // A Tile operand of an operator together with where the operator was written: the location is
 // captured by this implicit conversion, since operators cannot take a defaulted third parameter.
@@ -95,7 +127,7 @@ struct AtMut {
   AtMut(Tile<T>& t, Loc l = Loc::current()) : tile(t), loc(l) {}
 };
 
-// The IR value of an operand; a scalar becomes a constant of type `d` with shape `shape`.
+// The IR value of an operand converted to `d`; a scalar becomes a constant of type `d` with shape `shape`.
 template <class X>
 ir::Value* operand_value(const X& x, DType d, const Shape& shape, const Loc& loc);
 

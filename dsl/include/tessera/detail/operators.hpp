@@ -80,6 +80,16 @@ concept BitwiseMisuse = PointerInvolved<X, Y> || BitwiseOnNonIntegers<X, Y>;
 template <class X, class Y>
 concept ShiftMisuse = PointerInvolved<X, Y> || ShiftOfNonIntegers<X, Y>;
 
+// Stops `/` and `%` of two integer tiles of different signedness (Triton raises the same error);
+// a no-op for every other operator.
+template <BinOp Op, class X, class Y>
+constexpr void check_signedness() {
+  static_assert((Op != BinOp::Div && Op != BinOp::Rem) || !mixed_signedness_division<X, Y>,
+                "tessera: / and % of a signed and an unsigned integer tile are refused (as Triton's): the "
+                "answer would depend on a conversion you did not write; convert one of them first, e.g. "
+                "b.to<std::int32_t>()");
+}
+
 // Tile<bool>, spelled so that it depends on T: a mask-returning operator of TileOperators<bool>
 // would otherwise name Tile<bool> while that class is still being defined.
 template <class T>
@@ -87,35 +97,36 @@ using MaskTile = Tile<std::conditional_t<std::is_void_v<T>, T, bool>>;
 
 template <class T>
 struct TileOperators {
-  // Arithmetic on numbers, in the promoted type.
-#define TESSERA_NUMERIC_OPERATOR(sym, KIND, REQUIRES)                                                 \
+  // Arithmetic on numbers, in the promoted type (COMMON: common_t, or div_common_t for / and %).
+#define TESSERA_NUMERIC_OPERATOR(sym, KIND, REQUIRES, COMMON)                                         \
   template <class U>                                                                                \
     requires REQUIRES<Tile<T>, Tile<U>>                                                             \
-  friend Tile<common_t<Tile<T>, Tile<U>>> operator sym(At<T> a, const Tile<U>& b) {                 \
-    using C = common_t<Tile<T>, Tile<U>>;                                                           \
+  friend Tile<COMMON<Tile<T>, Tile<U>>> operator sym(At<T> a, const Tile<U>& b) {                   \
+    check_signedness<BinOp::KIND, Tile<T>, Tile<U>>();                                                     \
+    using C = COMMON<Tile<T>, Tile<U>>;                                                             \
     return binary<C, C>(BinOp::KIND, a.tile, b, a.loc);                                             \
   }                                                                                                 \
   template <CppScalar S>                                                                            \
     requires REQUIRES<Tile<T>, S>                                                                   \
-  friend Tile<common_t<Tile<T>, S>> operator sym(At<T> a, S b) {                                    \
-    using C = common_t<Tile<T>, S>;                                                                 \
+  friend Tile<COMMON<Tile<T>, S>> operator sym(At<T> a, S b) {                                      \
+    using C = COMMON<Tile<T>, S>;                                                                   \
     return binary<C, C>(BinOp::KIND, a.tile, b, a.loc);                                             \
   }                                                                                                 \
   template <CppScalar S>                                                                            \
     requires REQUIRES<S, Tile<T>>                                                                   \
-  friend Tile<common_t<S, Tile<T>>> operator sym(S a, At<T> b) {                                    \
-    using C = common_t<S, Tile<T>>;                                                                 \
+  friend Tile<COMMON<S, Tile<T>>> operator sym(S a, At<T> b) {                                      \
+    using C = COMMON<S, Tile<T>>;                                                                   \
     return binary<C, C>(BinOp::KIND, a, b.tile, b.loc);                                            \
   }
 
-  TESSERA_NUMERIC_OPERATOR(*, Mul, NumericOperands)
-  TESSERA_NUMERIC_OPERATOR(/, Div, NumericOperands)
-  TESSERA_NUMERIC_OPERATOR(%, Rem, NumericOperands)
-  TESSERA_NUMERIC_OPERATOR(&, And, IntegerOperands)
-  TESSERA_NUMERIC_OPERATOR(|, Or, IntegerOperands)
-  TESSERA_NUMERIC_OPERATOR(^, Xor, IntegerOperands)
-  TESSERA_NUMERIC_OPERATOR(<<, Shl, ShiftOperands)
-  TESSERA_NUMERIC_OPERATOR(>>, Shr, ShiftOperands)
+  TESSERA_NUMERIC_OPERATOR(*, Mul, NumericOperands, common_t)
+  TESSERA_NUMERIC_OPERATOR(/, Div, NumericOperands, div_common_t)
+  TESSERA_NUMERIC_OPERATOR(%, Rem, NumericOperands, div_common_t)
+  TESSERA_NUMERIC_OPERATOR(&, And, IntegerOperands, common_t)
+  TESSERA_NUMERIC_OPERATOR(|, Or, IntegerOperands, common_t)
+  TESSERA_NUMERIC_OPERATOR(^, Xor, IntegerOperands, common_t)
+  TESSERA_NUMERIC_OPERATOR(<<, Shl, ShiftOperands, common_t)
+  TESSERA_NUMERIC_OPERATOR(>>, Shr, ShiftOperands, common_t)
 #undef TESSERA_NUMERIC_OPERATOR
   TESSERA_REFUSED_OPERATOR(*, PointerInvolved, Arithmetic)
   TESSERA_REFUSED_OPERATOR(/, PointerInvolved, Arithmetic)
@@ -169,7 +180,8 @@ struct TileOperators {
   TESSERA_REFUSED_OPERATOR(+, PointerSumMisuse, Sum)
   TESSERA_REFUSED_OPERATOR(-, PointerDifferenceMisuse, Difference)
 
-  // Comparisons give masks (Tile<bool>); the operands compare in their promoted type.
+  // Comparisons give masks (Tile<bool>); the operands compare in their promoted type (a C++
+  // number at its own type: `u8 < 300` compares in i32, as Triton).
 #define TESSERA_COMPARE_OPERATOR(sym, KIND)                                                           \
   template <class U>                                                                                \
     requires NumericOperands<Tile<T>, Tile<U>>                                                      \
@@ -179,12 +191,12 @@ struct TileOperators {
   template <CppScalar S>                                                                            \
     requires NumericOperands<Tile<T>, S>                                                            \
   friend MaskTile<T> operator sym(At<T> a, S b) {                                                    \
-    return binary<bool, common_t<Tile<T>, S>>(BinOp::KIND, a.tile, b, a.loc);                       \
+    return binary<bool, strong_common_t<Tile<T>, S>>(BinOp::KIND, a.tile, b, a.loc);                       \
   }                                                                                                 \
   template <CppScalar S>                                                                            \
     requires NumericOperands<S, Tile<T>>                                                            \
   friend MaskTile<T> operator sym(S a, At<T> b) {                                                    \
-    return binary<bool, common_t<S, Tile<T>>>(BinOp::KIND, a, b.tile, b.loc);                       \
+    return binary<bool, strong_common_t<S, Tile<T>>>(BinOp::KIND, a, b.tile, b.loc);                       \
   }
   TESSERA_COMPARE_OPERATOR(==, Eq)
   TESSERA_COMPARE_OPERATOR(!=, Ne)

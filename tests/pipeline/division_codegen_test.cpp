@@ -1,0 +1,55 @@
+// Division on NVIDIA: `/` on f32 is div.full.f32 (within 2 ulp, as Triton's `/`), while ts::div_rn
+// and ts::fdiv(..., ieee_rounding = true) are the correctly rounded div.rn.f32, as Triton's
+// tl.div_rn; assembled by ptxas where present. (Their values: tests/conformance, on every executor.)
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "backend/tool_paths.hpp"
+#include "tessera/runtime.hpp"
+#include "tessera/tessera.hpp"
+
+namespace ts = tessera;
+using namespace tessera::test;
+
+namespace {
+
+// The count of `instr` (a regex) in `ptx`.
+long count(const std::string& ptx, const std::string& instr) {
+  const std::regex re(instr);
+  return std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), re), std::sregex_iterator());
+}
+
+}  // namespace
+
+TEST_CASE("f32 `/` is div.full, div_rn and fdiv(ieee_rounding) are div.rn", "[pipeline][codegen][nvptx]") {
+  auto k = ts::kernel("divisions", [](ts::Ptr<float> a, ts::Ptr<float> b, ts::Ptr<float> q, ts::Ptr<float> rn,
+                                      ts::Ptr<float> ieee, ts::Ptr<float> plain) {
+    auto offs = ts::arange(0, 128);
+    auto x = ts::load(a + offs), y = ts::load(b + offs);
+    ts::store(q + offs, x / y);
+    ts::store(rn + offs, ts::div_rn(x, y));
+    ts::store(ieee + offs, ts::fdiv(x, y, true));
+    ts::store(plain + offs, ts::fdiv(x, y));
+  });
+  std::vector<float> a(128, 1.0f), b(128, 3.0f), q(128), rn(128), ieee(128), plain(128);
+  const auto args = decltype(k)::arg_values(a, b, q, rn, ieee, plain);
+  const std::vector<ts::ArgValue> values(args.begin(), args.end());
+  const ts::LaunchOptions opts{.grid = {1}, .num_warps = 1};
+  const std::string ptxas = ptxas_or_skip();
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    INFO(arch);
+    const auto art = ts::detail::compile_only(k.def(), opts, values, arch);
+    INFO(art.data);
+    // `/` and fdiv(x, y) are one op after CSE, as are div_rn and fdiv(x, y, true): 4 elements per
+    // thread of each kind.
+    CHECK(count(art.data, R"(div\.full\.f32)") == 4);
+    CHECK(count(art.data, R"(div\.rn\.f32)") == 4);
+    if (!ptxas.empty()) {
+      ScratchFile file(art.data, ".ptx");
+      CHECK(run_command(ptxas + " -arch=" + arch + " " + file.path() + " -o /dev/null").exit_code == 0);
+    }
+  }
+}
