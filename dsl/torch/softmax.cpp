@@ -86,9 +86,7 @@ std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd(const at::Tensor& logits_in
   const std::int64_t block = cross_entropy_block(v);
   dispatch_float(logits.scalar_type(), "cross_entropy", [&]<class T>(T) {
     static auto k = make_cross_entropy_fwd<T>();
-    const int warps = row_warps(block);
-    const std::int64_t block_rows = std::min<std::int64_t>(warps, block);  // a row of the block per warp
-    k[launch_options(logits, {rows}, {{"BLOCK", block}, {"ROWS", block_rows}}, warps)](
+    k[launch_options(logits, {rows}, {{"BLOCK", block}}, row_warps(block))](
         logits, target, loss, lse, static_cast<std::int32_t>(v), static_cast<std::int32_t>(ignore_index));
   });
   return {loss, lse};

@@ -41,41 +41,37 @@ auto make_softmax_bwd() {
   });
 }
 
-// Per row of logits [rows, v]: lse = log(sum(exp(x))), online over column blocks. A block is a
-// [ROWS, BLOCK / ROWS] tile, ROWS = num_warps, each of its rows a contiguous run of columns that
-// one warp holds: every row keeps its own running max m (rescaling its per-lane sums of
-// exp(x - m) when m grows), so that a block's max is a reduction within warps, with no barrier;
-// the rows combine once at the end. loss = lse - x[target]; 0 where target == ignore_index; NaN
-// where the target is outside [0, v) (checking that on the host would wait for the device).
+// Per row of logits [rows, v]: lse = log(sum(exp(x))), online over column blocks: a running max
+// m (one block max per block) and per-lane sums of exp(x - m), rescaled when m grows and summed
+// once at the end, so that a block costs one reduction. loss = lse - x[target]; 0 where target ==
+// ignore_index; NaN where the target is outside [0, v) (checking that on the host would wait for
+// the device).
 template <class T>
 auto make_cross_entropy_fwd() {
   return ts::kernel(kernel_name<T>("cross_entropy_fwd"), [](ts::Ptr<T> logits, ts::Ptr<std::int64_t> target,
                                                             ts::Ptr<float> loss, ts::Ptr<float> lse_out, ts::Int v,
                                                             ts::Int ignore_index) {
-    const int BLOCK = static_cast<int>(ts::meta("BLOCK")), ROWS = static_cast<int>(ts::meta("ROWS"));
-    const int COLS = BLOCK / ROWS;
+    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
     auto row = ts::program_id(0);
     auto x_row = logits + row * v;
     auto t = ts::load(target + row).to<std::int32_t>();
-    auto m = ts::full<float>({ROWS}, kNegInf);
-    auto s = ts::zeros<float>({ROWS, COLS});
-    // The next block is loaded before this one's reductions (carried by the loop). Masked lanes
-    // read -inf; a row of the block with no real column keeps m = -inf, and its exponents are
-    // taken against 0 instead (exp(-inf) = 0, never exp(-inf - -inf)).
-    auto lanes = ts::arange(0, ROWS).col() * COLS + ts::arange(0, COLS).row();
+    ts::Float m = ts::full<float>({}, kNegInf);
+    auto s = ts::zeros<float>({BLOCK});
+    // The next block is loaded before this one's reduction (carried by the loop). Masked lanes
+    // read -inf and add exp(-inf) = 0; every block holds a real column, so m_new is finite from
+    // the first block on.
+    auto lanes = ts::arange(0, BLOCK);
     auto x_next = ts::load(x_row + lanes, lanes < v, kNegInf);
     ts::for_range(0, v, BLOCK, [&](ts::Int start) {
       auto xv = x_next.template to<float>();
       auto cols_next = start + BLOCK + lanes;
       x_next = ts::load(x_row + cols_next, cols_next < v, kNegInf);
-      auto m_new = ts::maximum(m, ts::max(xv, 1));
-      auto shift = ts::where(m_new == kNegInf, 0.0f, m_new);
-      s = s * ts::exp(m - shift).col() + ts::exp(xv - shift.col());
+      auto m_new = ts::maximum(m, ts::max(xv, 0));
+      s = s * ts::exp(m - m_new) + ts::exp(xv - m_new);
       m = m_new;
     });
-    auto m_all = ts::max(m, 0);  // finite: the row has a real column
-    auto lse = m_all + ts::log(ts::sum(ts::sum(s, 1) * ts::exp(m - m_all), 0));
+    auto lse = m + ts::log(ts::sum(s, 0));
     auto in_range = (t >= 0) && (t < v);
     auto x_t = ts::load(x_row + t, in_range, 0.0f).template to<float>();
     auto row_loss = ts::where(in_range, lse - x_t, std::numeric_limits<float>::quiet_NaN());
