@@ -5,7 +5,8 @@
 # and exits 1 when any did: an example or a test binary that fails, a test binary that skips (exit
 # 77: it found no GPU, which here is a failure), a sanitizer error, a benchmark program that fails.
 # Logs go to $OUT when set.
-# STEPS (comma list, default all): examples, tests, torch (the PyTorch ops: build, check, bench;
+# STEPS (comma list, default all): examples, tests, conformance (tests/conformance on the GPU),
+# torch (the PyTorch ops: build, check, bench;
 # with training also the training runs), sanitize (tests/gpu/sanitize_gpu.sh: memcheck,
 # racecheck and synccheck over every example and GPU test binary), multigpu (the [multi_gpu] cases,
 # on the two-GPU machine), matmul (cold compile, autotuning
@@ -13,7 +14,7 @@
 # to 10 minutes, so a run can be split: STEPS=examples,tests,sanitize then STEPS=bench.
 set -uo pipefail
 OUT=${OUT:-/tmp/tessera-out}; mkdir -p "$OUT"
-STEPS=${STEPS:-examples,tests,torch,training,sanitize,matmul,bench}
+STEPS=${STEPS:-examples,tests,conformance,torch,training,sanitize,matmul,bench}
 step() { [[ ",$STEPS," == *",$1,"* ]]; }
 FAILED=()
 SKIPPED=()
@@ -71,17 +72,22 @@ else
   SKIPPED+=("tessera_random_gpu_tests (not in the pack)")
   echo "SKIPPED: tessera_random_gpu_tests is not in the pack"
 fi
-# The conformance suite (tests/conformance: Triton's semantics, host-computed expectations) on the GPU.
-if command -v tessera_conformance_tests > /dev/null; then
-  RUN_LOG=conformance_cuda TESSERA_CONFORMANCE_EXECUTOR=cuda run_tests tessera_conformance_tests
-  grep -A12 "^conformance:" $OUT/conformance_cuda.log | head -14
-fi
 # Triton's tl.randint4x / rand / randn against the reference Philox that numerics_gpu_test.cpp holds
 # tessera's to: together, tessera's random numbers are Triton's.
 echo "== Triton's random numbers against the reference Philox"
 python3 tests/gpu/triton_random_check.py 2>&1 | tee $OUT/triton_random.log
 (( PIPESTATUS[0] == 0 )) || fail "tests/gpu/triton_random_check.py (see $OUT/triton_random.log)"
 
+fi
+
+# The conformance suite (tests/conformance: Triton's semantics, host-computed expectations) on the GPU.
+if step conformance; then
+if command -v tessera_conformance_tests > /dev/null; then
+  RUN_LOG=conformance_cuda TESSERA_CONFORMANCE_EXECUTOR=cuda run_tests tessera_conformance_tests
+  grep -A12 "^conformance:" $OUT/conformance_cuda.log | head -14
+else
+  fail "tessera_conformance_tests is not in the pack"
+fi
 fi
 
 # One process, two GPUs (on the two-GPU machine): one kernel launched on both devices, the
