@@ -42,4 +42,9 @@ at::Tensor dropout(T x, double p, std::int64_t seed) {
   return h.call(x, p, seed);
 }
 
+at::Tensor matmul(T a, T b) {
+  static auto h = op_handle<at::Tensor(T, T)>("tessera::matmul");
+  return h.call(a, b);
+}
+
 }  // namespace tessera::torch

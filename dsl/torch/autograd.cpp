@@ -43,6 +43,10 @@ Tensor call_bias_gelu_fwd(const Tensor& x, const Tensor& bias) {
   static auto h = op_handle<Tensor(const Tensor&, const Tensor&)>("tessera::bias_gelu_fwd");
   return h.call(x, bias);
 }
+Tensor call_matmul_fwd(const Tensor& a, const Tensor& b) {
+  static auto h = op_handle<Tensor(const Tensor&, const Tensor&)>("tessera::matmul_fwd");
+  return h.call(a, b);
+}
 Tensor call_dropout(const Tensor& x, double p, std::int64_t seed) {
   static auto h = op_handle<Tensor(const Tensor&, double, std::int64_t)>("tessera::dropout");
   return h.call(x, p, seed);
@@ -172,7 +176,28 @@ struct DropoutFn : ::torch::autograd::Function<DropoutFn> {
   }
 };
 
+// dA = dC·Bᵀ and dB = Aᵀ·dC, each one more matmul over transposed views (the kernel takes any
+// strides: nothing is copied), computed only for the inputs that need a gradient.
+struct MatmulFn : ::torch::autograd::Function<MatmulFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& a, const Tensor& b) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    ctx->save_for_backward({a, b});
+    return call_matmul_fwd(a, b);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    refuse_double_backward("matmul");
+    at::AutoDispatchBelowADInplaceOrView guard;
+    const auto s = ctx->get_saved_variables();
+    Tensor da = ctx->needs_input_grad(0) ? call_matmul_fwd(grads[0], s[1].t()) : Tensor();
+    Tensor db = ctx->needs_input_grad(1) ? call_matmul_fwd(s[0].t(), grads[0]) : Tensor();
+    return {da, db};
+  }
+};
+
 }  // namespace
+
+Tensor matmul_autograd(const Tensor& a, const Tensor& b) { return MatmulFn::apply(a, b); }
+Tensor matmul_plain(const Tensor& a, const Tensor& b) { return call_matmul_fwd(a, b); }
 
 Tensor layer_norm_autograd(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
   return LayerNormFn::apply(x, w, b, eps);

@@ -1,7 +1,7 @@
 // The tessera namespace of PyTorch ops: schemas and the kernel registered for each dispatch key.
 // Loading libtessera_torch.so registers them (torch.ops.load_library in Python; linking it in
 // C++). Public ops (differentiable): layer_norm, rms_norm, softmax, cross_entropy, bias_gelu,
-// dropout. Internal ops (what their autograd formulas call, each with a meta kernel so that
+// dropout, matmul. Internal ops (what their autograd formulas call, each with a meta kernel so that
 // torch.compile traces through): *_fwd, *_bwd.
 #include <torch/library.h>
 
@@ -16,6 +16,7 @@ TORCH_LIBRARY(tessera, m) {
   m.def("cross_entropy(Tensor logits, Tensor target, int ignore_index=-100) -> Tensor");
   m.def("bias_gelu(Tensor x, Tensor bias) -> Tensor");
   m.def("dropout(Tensor x, float p, int seed) -> Tensor");
+  m.def("matmul(Tensor a, Tensor b) -> Tensor");
 
   m.def("layer_norm_fwd(Tensor x, Tensor weight, Tensor bias, float eps) -> (Tensor, Tensor, Tensor)");
   m.def("layer_norm_bwd(Tensor dy, Tensor x, Tensor weight, Tensor mean, Tensor rstd) -> (Tensor, Tensor, Tensor)");
@@ -27,6 +28,7 @@ TORCH_LIBRARY(tessera, m) {
   m.def("cross_entropy_bwd(Tensor grad_scale, Tensor logits, Tensor target, Tensor lse, int ignore_index) -> Tensor");
   m.def("bias_gelu_fwd(Tensor x, Tensor bias) -> Tensor");
   m.def("bias_gelu_bwd(Tensor dy, Tensor x, Tensor bias) -> Tensor");
+  m.def("matmul_fwd(Tensor a, Tensor b) -> Tensor");
 }
 
 // A tessera launch follows its tensors (CPU memory: the interpreter; CUDA memory: that GPU, on
@@ -42,7 +44,8 @@ TORCH_LIBRARY(tessera, m) {
   m.impl("cross_entropy_bwd", &tt::cross_entropy_bwd); \
   m.impl("bias_gelu_fwd", &tt::bias_gelu_fwd);      \
   m.impl("bias_gelu_bwd", &tt::bias_gelu_bwd);      \
-  m.impl("dropout", &tt::dropout)
+  m.impl("dropout", &tt::dropout);                  \
+  m.impl("matmul_fwd", &tt::matmul_fwd)
 
 TORCH_LIBRARY_IMPL(tessera, CPU, m) { TESSERA_DEVICE_KERNELS(m); }
 TORCH_LIBRARY_IMPL(tessera, CUDA, m) { TESSERA_DEVICE_KERNELS(m); }
@@ -59,6 +62,7 @@ TORCH_LIBRARY_IMPL(tessera, Meta, m) {
   m.impl("bias_gelu_fwd", &tt::bias_gelu_fwd_meta);
   m.impl("bias_gelu_bwd", &tt::bias_gelu_bwd_meta);
   m.impl("dropout", &tt::dropout_meta);
+  m.impl("matmul_fwd", &tt::matmul_fwd_meta);
 }
 
 TORCH_LIBRARY_IMPL(tessera, Autograd, m) {
@@ -68,6 +72,7 @@ TORCH_LIBRARY_IMPL(tessera, Autograd, m) {
   m.impl("cross_entropy", &tt::cross_entropy_autograd);
   m.impl("bias_gelu", &tt::bias_gelu_autograd);
   m.impl("dropout", &tt::dropout_autograd);
+  m.impl("matmul", &tt::matmul_autograd);
 }
 
 // Below autograd the public ops are their forward ops (for every backend, meta included).
@@ -77,4 +82,5 @@ TORCH_LIBRARY_IMPL(tessera, CompositeExplicitAutograd, m) {
   m.impl("softmax", &tt::softmax_plain);
   m.impl("cross_entropy", &tt::cross_entropy_plain);
   m.impl("bias_gelu", &tt::bias_gelu_plain);
+  m.impl("matmul", &tt::matmul_plain);
 }

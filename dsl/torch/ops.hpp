@@ -56,6 +56,10 @@ at::Tensor bias_gelu_bwd_meta(const at::Tensor& dy, const at::Tensor& x, const a
 at::Tensor dropout(const at::Tensor& x, double p, std::int64_t seed);
 at::Tensor dropout_meta(const at::Tensor& x, double p, std::int64_t seed);
 
+// matmul_fwd(a [M, K], b [K, N]) -> a·b [M, N]; the backward pass is two more of it.
+at::Tensor matmul_fwd(const at::Tensor& a, const at::Tensor& b);
+at::Tensor matmul_fwd_meta(const at::Tensor& a, const at::Tensor& b);
+
 // The public ops, differentiable: the Autograd kernels and the kernels below autograd
 // (CompositeExplicitAutograd: they call the internal ops above through the dispatcher).
 at::Tensor layer_norm_autograd(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps);
@@ -69,5 +73,7 @@ at::Tensor cross_entropy_plain(const at::Tensor& logits, const at::Tensor& targe
 at::Tensor bias_gelu_autograd(const at::Tensor& x, const at::Tensor& bias);
 at::Tensor bias_gelu_plain(const at::Tensor& x, const at::Tensor& bias);
 at::Tensor dropout_autograd(const at::Tensor& x, double p, std::int64_t seed);
+at::Tensor matmul_autograd(const at::Tensor& a, const at::Tensor& b);
+at::Tensor matmul_plain(const at::Tensor& a, const at::Tensor& b);
 
 }  // namespace tessera::torch_ops

@@ -145,6 +145,10 @@ if bash tests/gpu/build_torch_ops.sh > $OUT/torch_build.log 2>&1; then
   python3 tests/bench/torch_ops_bench.py --lib $TLIB ${TORCH_BENCH_ARGS:-} > $OUT/torch_bench.log 2>&1 \
     || fail "tests/bench/torch_ops_bench.py (see $OUT/torch_bench.log)"
   tail -30 $OUT/torch_bench.log
+  echo "== tests/bench/torch_matmul_bench.py: tessera::matmul against torch.matmul (cuBLAS) and torch.compile"
+  python3 tests/bench/torch_matmul_bench.py --lib $TLIB > $OUT/torch_matmul_bench.log 2>&1 \
+    || fail "tests/bench/torch_matmul_bench.py (see $OUT/torch_matmul_bench.log)"
+  tail -8 $OUT/torch_matmul_bench.log
 else
   tail -30 $OUT/torch_build.log
   fail "tests/gpu/build_torch_ops.sh (see $OUT/torch_build.log)"

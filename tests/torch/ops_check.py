@@ -16,6 +16,7 @@ same inputs (upcast), then cast to the op's output dtype:
                                             F.cross_entropy(logits.float(), target, ignore_index=...);
                                             a float32 scalar whatever the logits' dtype
   bias_gelu(x, bias)                        F.gelu(x + bias), the exact (erf) form
+  matmul(a, b)                              a @ b for 2-D a [M, K], b [K, N] (any strides)
   dropout(x, p, seed)                       keep with probability 1-p, scale kept by 1/(1-p); the
                                             mask is a function of (seed, element index) alone
 
@@ -52,7 +53,7 @@ import zlib
 import torch
 import torch.nn.functional as F
 
-OPS = ("layer_norm", "rms_norm", "softmax", "cross_entropy", "bias_gelu", "dropout")
+OPS = ("layer_norm", "rms_norm", "softmax", "cross_entropy", "bias_gelu", "dropout", "matmul")
 
 # (rtol, atol) by dtype; atol is relative to max|ref| of the compared tensor.
 TOL = {
@@ -357,6 +358,28 @@ def check_bias_gelu(rep, device, dtype):
                 TOL[dtype], TOL[dtype], dtype)
 
 
+def matmul_shapes(device):
+    """(M, K, N): multiples of the tiles and not, small K, a K below the 16 of a tensor-core step."""
+    if device == "cpu":
+        return [(32, 48, 40), (33, 17, 65)]
+    return [(256, 512, 384), (1000, 300, 777), (129, 64, 4100), (64, 8, 48)]
+
+
+def check_matmul(rep, device, dtype):
+    for m, k, n in matmul_shapes(device):
+        for layout in ("nn", "tn", "nt"):
+            label = f"{m}x{k} @ {k}x{n} {layout}"
+            rnd = Rand(f"matmul {label} {dtype}", device)
+            # "t": the operand is the transposed view of a contiguous tensor (column-major).
+            a = noncontig(rnd, (m, k), dtype) if layout[0] == "t" else rnd.randn((m, k), dtype)
+            b = noncontig(rnd, (k, n), dtype) if layout[1] == "t" else rnd.randn((k, n), dtype)
+            tess = lambda a, b: T().matmul(a, b)  # noqa: E731
+            ref = lambda a, b: a @ b  # noqa: E731
+            # Sums of k products: the error bound grows with sqrt(k) for f16/bf16 rounding of the output.
+            fwd_bwd(rep, "matmul", dtype, label, tess, ref, ["a", "b"], [a, b], ["a", "b"], rnd,
+                    TOL[dtype], TOL[dtype], dtype)
+
+
 def check_cross_entropy(rep, device, dtype):
     # (M, V, ignore_index or None for the schema's default, label)
     if device == "cpu":
@@ -572,6 +595,12 @@ def check_errors(rep, device):
             lambda: expect_runtime_error(lambda: T().rms_norm(x2, w[:-1], 1e-6)))
     rep.run("bias_gelu", dt, "error: bias of length N-1",
             lambda: expect_runtime_error(lambda: T().bias_gelu(x2, w[:-1])))
+    rep.run("matmul", dt, "error: a's columns differ from b's rows",
+            lambda: expect_runtime_error(lambda: T().matmul(x2, x2)))
+    rep.run("matmul", dt, "error: a 3-D operand",
+            lambda: expect_runtime_error(lambda: T().matmul(x3, x2.t())))
+    rep.run("matmul", dt, "error: operands of two dtypes",
+            lambda: expect_runtime_error(lambda: T().matmul(x2, x2.t().to(torch.float16))))
     rep.run("cross_entropy", dt, "error: target of length M-1",
             lambda: expect_runtime_error(lambda: T().cross_entropy(x2, rnd.randint(33, (3,)), -100)))
 
@@ -587,6 +616,7 @@ def meta_cases(dtype):
         ("cross_entropy", lambda: [m(5, 33), m(5, dt=torch.int64), -100], [0], (), torch.float32),
         ("bias_gelu", lambda: [m(2, 3, 33), m(33)], [0, 1], (2, 3, 33), dtype),
         ("dropout", lambda: [m(2, 3, 33), 0.1, 1234], [0], (2, 3, 33), dtype),
+        ("matmul", lambda: [m(5, 33), m(33, 7)], [0, 1], (5, 7), dtype),
     ]
 
 
@@ -634,6 +664,7 @@ def opcheck_samples(device):
         "cross_entropy": [(r((4, 33), f32), t1, -100), (r((6, 33), dt2), t2, 3)],
         "bias_gelu": [(r((4, 96), f32), r((96,), f32)), (r((2, 3, 33), dt2), r((33,), dt2))],
         "dropout": [(r((4, 96), f32), 0.1, 1234), (r((2, 3, 33), dt2), 0.5, 7)],
+        "matmul": [(r((32, 48), f32), r((48, 40), f32)), (r((33, 17), dt2), r((17, 65), dt2))],
     }
 
 
@@ -695,6 +726,7 @@ def main(argv=None):
         check_cross_entropy(rep, device, dtype)
         check_bias_gelu(rep, device, dtype)
         check_dropout(rep, device, dtype, masks_f32)
+        check_matmul(rep, device, dtype)
     check_errors(rep, device)
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
         check_meta(rep, dtype)

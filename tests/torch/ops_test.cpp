@@ -124,6 +124,20 @@ TEST_CASE("tessera::bias_gelu matches at::gelu(x + bias), values and gradients o
   CHECK(max_error(g[1], rg[1]) < 1e-4);
 }
 
+TEST_CASE("tessera::matmul matches at::matmul, values and gradients, with a transposed operand", "[torch_ops]") {
+  at::manual_seed(8);
+  const at::Tensor a = leaf(at::randn({33, 40})), b_t = at::randn({65, 40});
+  const at::Tensor b = leaf(b_t.t()), ra = leaf(a), rb = leaf(b_t.t());  // b: a column-major view
+  const at::Tensor c = tt::matmul(a, b), rc = at::matmul(ra, rb);
+  CHECK(c.sizes() == rc.sizes());
+  CHECK(max_error(c, rc) < 1e-5);
+  const at::Tensor dc = at::randn_like(c);
+  const auto g = grads_of(c, dc, {a, b});
+  const auto rg = grads_of(rc, dc, {ra, rb});
+  CHECK(max_error(g[0], rg[0]) < 1e-5);
+  CHECK(max_error(g[1], rg[1]) < 1e-5);
+}
+
 TEST_CASE("tessera::dropout: a mask of (seed, index), kept values scaled, the same mask in the backward pass",
           "[torch_ops]") {
   at::manual_seed(7);

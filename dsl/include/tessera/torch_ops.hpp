@@ -7,7 +7,8 @@
 //   at::Tensor loss = tessera::torch::cross_entropy(logits, target);
 //
 // Tensors may be CPU (run on tessera's interpreter: for tests, slow) or CUDA (run on that GPU).
-// Each op normalizes, or applies softmax, over the last dimension; inputs are made contiguous.
+// Each op normalizes, or applies softmax, over the last dimension; inputs are made contiguous
+// (matmul takes any strides).
 #pragma once
 #include <ATen/ATen.h>
 
@@ -35,5 +36,9 @@ TESSERA_API at::Tensor bias_gelu(const at::Tensor& x, const at::Tensor& bias);
 // (seed, element index) (Philox, as Triton's tl.rand): the same seed gives the same mask, so pass
 // a new seed per call (e.g. from the step number).
 TESSERA_API at::Tensor dropout(const at::Tensor& x, double p, std::int64_t seed);
+
+// a·b for 2-D a [M, K] and b [K, N] of one float dtype (any strides), on tensor cores on NVIDIA
+// GPUs; float32 uses TF32 only where PyTorch's torch.backends.cuda.matmul.allow_tf32 says so.
+TESSERA_API at::Tensor matmul(const at::Tensor& a, const at::Tensor& b);
 
 }  // namespace tessera::torch

@@ -1,0 +1,85 @@
+// tessera::matmul_fwd: C = A·B for 2-D A [M, K] and B [K, N] of one float dtype, through the
+// tutorial kernel of examples/matmul_kernels.hpp (one copy of it: tensor cores on NVIDIA, Triton's
+// grouped order, masked edges, any strides, so that the backward pass's transposed operands are
+// views, never copies). f32 follows PyTorch's TF32 switch (torch.backends.cuda.matmul.allow_tf32):
+// tf32 tensor cores when it is on, full f32 products (FMA units) when it is off, its default.
+#include "dsl/torch/common.hpp"
+#include "dsl/torch/kernel_name.hpp"
+#include "dsl/torch/ops.hpp"
+#include "examples/matmul_kernels.hpp"
+
+#include <limits>
+
+namespace tessera::torch_ops {
+namespace {
+namespace ex = ::tessera_examples;
+
+void check_matmul_inputs(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "tessera::matmul: takes 2-D tensors, got a of shape ", a.sizes(),
+              " and b of shape ", b.sizes());
+  check_float_dtype(a, "matmul", "a");
+  check_same_dtype(a, b, "matmul", "b");
+  check_same_device(a, b, "matmul", "b");
+  TORCH_CHECK(a.size(1) == b.size(0), "tessera::matmul: a is ", a.sizes(), " and b is ", b.sizes(), ": a's ",
+              a.size(1), " columns must equal b's ", b.size(0), " rows");
+  // The kernel takes sizes and strides as i32 and forms offsets row * stride + column in i32.
+  for (const at::Tensor* t : {&a, &b}) {
+    std::int64_t extent = 1;
+    for (int d = 0; d < 2; ++d) extent += (t->size(d) - 1) * std::max<std::int64_t>(t->stride(d), 0);
+    TORCH_CHECK(t->size(0) == 0 || t->size(1) == 0 || extent < std::numeric_limits<std::int32_t>::max(),
+                "tessera::matmul: an operand spanning ", extent,
+                " elements (2^31 or more) is not supported (the kernel uses 32-bit offsets)");
+  }
+}
+
+// Tiles: the fastest configuration measured on the H200 for large 16-bit products (notes/
+// tensor-cores.md: 128x256x64, 8 warps, 3 stages), the examples' default elsewhere; f32 operands
+// take the smaller tile (three 128x256x64 f32 stages would not fit in shared memory).
+ex::MatmulConfig config_for(std::int64_t m, std::int64_t n, at::ScalarType dtype) {
+  if (dtype != at::kFloat && m * n >= std::int64_t{4096} * 4096)
+    return {.block_m = 128, .block_n = 256, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 3};
+  return {};
+}
+
+template <class T, ts::InputPrecision P>
+void launch_matmul(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
+  static auto k = ex::make_matmul<T, T, P>(
+      kernel_name<T>(std::is_same_v<T, float> && P == ts::InputPrecision::tf32 ? "matmul_tf32" : "matmul").c_str());
+  const ex::MatmulShape s{a.size(0), b.size(1), a.size(1), a.stride(0), a.stride(1),
+                          b.stride(0), b.stride(1), c.stride(0), c.stride(1)};
+  const ex::MatmulConfig cfg = config_for(s.m, s.n, a.scalar_type());
+  const ts::LaunchOptions plain = ex::matmul_options(s, cfg);
+  ts::LaunchOptions opts = launch_options(a, plain.grid, plain.meta, plain.num_warps);
+  opts.num_stages = plain.num_stages;
+  std::apply([&](auto... scalars) { k[opts](a, b, c, scalars...); }, ex::matmul_scalars(s));
+}
+
+}  // namespace
+
+at::Tensor matmul_fwd(const at::Tensor& a, const at::Tensor& b) {
+  check_matmul_inputs(a, b);
+  at::Tensor c = at::empty({a.size(0), b.size(1)}, a.options());
+  if (c.numel() == 0) return c;
+  if (a.size(1) == 0) return c.zero_();
+  dispatch_float(a.scalar_type(), "matmul", [&]<class T>(T) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (at::globalContext().allowTF32CuBLAS()) launch_matmul<float, ts::InputPrecision::tf32>(a, b, c);
+      else launch_matmul<float, ts::InputPrecision::ieee>(a, b, c);
+    } else {
+      launch_matmul<T, ts::InputPrecision::tf32>(a, b, c);  // the precision applies to f32 only
+    }
+  });
+  return c;
+}
+
+at::Tensor matmul_fwd_meta(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "tessera::matmul: takes 2-D tensors, got a of shape ", a.sym_sizes(),
+              " and b of shape ", b.sym_sizes());
+  check_float_dtype(a, "matmul", "a");
+  check_same_dtype(a, b, "matmul", "b");
+  TORCH_CHECK(a.sym_size(1) == b.sym_size(0), "tessera::matmul: a's columns must equal b's rows, got ",
+              a.sym_sizes(), " and ", b.sym_sizes());
+  return at::empty_symint({a.sym_size(0), b.sym_size(1)}, a.options());
+}
+
+}  // namespace tessera::torch_ops
