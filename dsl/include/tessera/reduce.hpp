@@ -18,9 +18,10 @@ TESSERA_API std::vector<ir::Value*> trace_reduce(const std::vector<ir::Value*>& 
                                                  bool reverse, const Combine& combine, const Loc& loc);
 
 // Result types as Triton 3.6's (standard.py): sum and cumsum of an integer type narrower than 32
-// bits in i32, or u32 when it is unsigned or bool (Triton's int1 is unsigned; _pick_sum_dtype); cumsum and cumprod of bf16 in f32
-// (_promote_bfloat16_to_float32); max and min of anything narrower than 32 bits in f32 (floats)
-// or i32 (ints). A `dtype` argument (ts::as<T>) sets the type instead, as Triton's dtype=.
+// bits in i32, or u32 when it is unsigned or bool (Triton's int1 is unsigned; _pick_sum_dtype);
+// cumsum and cumprod of bf16 in f32 (_promote_bfloat16_to_float32); max and min of anything
+// narrower than 32 bits in f32 (floats) or i32 (ints). A `dtype` argument (ts::as<T>) sets the
+// type instead, as Triton's dtype=.
 template <class T>
 using sum_type = std::conditional_t<
     std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int16_t>, std::int32_t,

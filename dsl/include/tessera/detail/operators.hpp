@@ -102,7 +102,7 @@ struct TileOperators {
   template <class U>                                                                                \
     requires REQUIRES<Tile<T>, Tile<U>>                                                             \
   friend Tile<COMMON<Tile<T>, Tile<U>>> operator sym(At<T> a, const Tile<U>& b) {                   \
-    check_signedness<BinOp::KIND, Tile<T>, Tile<U>>();                                                     \
+    check_signedness<BinOp::KIND, Tile<T>, Tile<U>>();                                              \
     using C = COMMON<Tile<T>, Tile<U>>;                                                             \
     return binary<C, C>(BinOp::KIND, a.tile, b, a.loc);                                             \
   }                                                                                                 \
