@@ -25,12 +25,11 @@ auto make_layer_norm_fwd() {
     auto cols = ts::arange(0, BLOCK);
     auto mask = cols < n;
     auto v = ts::load(x + row * n + cols, mask, 0.0f).template to<float>();
-    // w and b are loaded before the two reductions, so that their latency overlaps them.
-    auto wv = ts::load(w + cols, mask).template to<float>();
-    auto bv = ts::load(b + cols, mask).template to<float>();
     auto mean = ts::sum(v, 0) / n.to<float>();
     auto centered = ts::where(mask, v - mean, 0.0f);
     auto rstd = 1.0f / ts::sqrt(ts::sum(centered * centered, 0) / n.to<float>() + eps);
+    auto wv = ts::load(w + cols, mask).template to<float>();
+    auto bv = ts::load(b + cols, mask).template to<float>();
     ts::store(y + row * n + cols, (centered * rstd * wv + bv).template to<T>(), mask);
     ts::store(mean_out + row, mean);
     ts::store(rstd_out + row, rstd);
@@ -47,8 +46,8 @@ auto make_rms_norm_fwd() {
     auto cols = ts::arange(0, BLOCK);
     auto mask = cols < n;
     auto v = ts::load(x + row * n + cols, mask, 0.0f).template to<float>();
-    auto wv = ts::load(w + cols, mask).template to<float>();  // before the reduction, as layer norm's
     auto rstd = 1.0f / ts::sqrt(ts::sum(v * v, 0) / n.to<float>() + eps);
+    auto wv = ts::load(w + cols, mask).template to<float>();
     ts::store(y + row * n + cols, (v * rstd * wv).template to<T>(), mask);
     ts::store(rstd_out + row, rstd);
   });

@@ -1,13 +1,12 @@
 // Elementwise kernels, for one element type T (arithmetic in f32): bias+GELU over [rows, n] tiles
-// (the erf form, as torch.nn.functional.gelu's default; see `gaussian`) forward and backward, and dropout
-// over a flat tensor with a counter-based mask (Philox, as Triton's tl.rand4x: kept where the
+// (the erf form, as torch.nn.functional.gelu's default; see `gaussian`) forward and backward, and
+// dropout over a flat tensor with a counter-based mask (Philox, as Triton's tl.rand4x: kept where the
 // element's uniform draw is > p), which the backward pass recomputes instead of storing.
 #pragma once
 #include <tessera/tessera.hpp>
 
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
 #include "dsl/torch/kernel_name.hpp"
 
@@ -95,18 +94,13 @@ auto make_dropout() {
     constexpr int kQuarter = static_cast<int>(kDropoutBlock / 4);
     auto pid = ts::program_id(0);
     auto j = ts::arange(0, kQuarter);
-    // The four loads are issued before the Philox rounds, so that their latency overlaps them.
-    std::vector<ts::Tile<std::int32_t>> offs;
-    std::vector<ts::Tile<bool>> mask;
-    std::vector<ts::Tile<T>> v;
-    for (int k = 0; k < 4; ++k) {
-      offs.push_back(pid * static_cast<int>(kDropoutBlock) + k * kQuarter + j);
-      mask.push_back(offs[k] < numel);
-      v.push_back(ts::load(x + offs[k], mask[k], 0.0f));
-    }
     auto u = ts::rand4x(seed, pid * kQuarter + j);
-    for (int k = 0; k < 4; ++k)
-      ts::store(y + offs[k], ts::where(u[k] > p, v[k].template to<float>() * scale, 0.0f).template to<T>(), mask[k]);
+    for (int k = 0; k < 4; ++k) {
+      auto offs = pid * static_cast<int>(kDropoutBlock) + k * kQuarter + j;
+      auto mask = offs < numel;
+      auto v = ts::load(x + offs, mask, 0.0f).template to<float>();
+      ts::store(y + offs, ts::where(u[k] > p, v * scale, 0.0f).template to<T>(), mask);
+    }
   });
 }
 
