@@ -191,12 +191,12 @@ struct TileOperators {
   template <CppScalar S>                                                                            \
     requires NumericOperands<Tile<T>, S>                                                            \
   friend MaskTile<T> operator sym(At<T> a, S b) {                                                    \
-    return binary<bool, strong_common_t<Tile<T>, S>>(BinOp::KIND, a.tile, b, a.loc);                       \
+    return binary<bool, strong_common_t<Tile<T>, S>>(BinOp::KIND, a.tile, b, a.loc);                \
   }                                                                                                 \
   template <CppScalar S>                                                                            \
     requires NumericOperands<S, Tile<T>>                                                            \
   friend MaskTile<T> operator sym(S a, At<T> b) {                                                    \
-    return binary<bool, strong_common_t<S, Tile<T>>>(BinOp::KIND, a, b.tile, b.loc);                       \
+    return binary<bool, strong_common_t<S, Tile<T>>>(BinOp::KIND, a, b.tile, b.loc);                \
   }
   TESSERA_COMPARE_OPERATOR(==, Eq)
   TESSERA_COMPARE_OPERATOR(!=, Ne)
