@@ -19,6 +19,7 @@ std::string Config::str() const {
   if (compile.opt_level != defaults.opt_level) s += fmt::format(" opt_level={}", compile.opt_level);
   if (compile.maxnreg != defaults.maxnreg) s += fmt::format(" maxnreg={}", compile.maxnreg);
   if (compile.line_info) s += " line_info";
+  if (!compile.fp_fusion) s += " fp_fusion=0";
   return s;
 }
 
@@ -46,8 +47,8 @@ std::string serialize(const Config& c) {
   // Names are C++ identifiers in practice; the length prefix keeps any other name unambiguous.
   for (const auto& [name, value] : c.meta) s += fmt::format("meta {} {} {}\n", name.size(), name, value);
   s += fmt::format("num_warps {}\nnum_stages {}\n", c.num_warps, c.num_stages);
-  s += fmt::format("opt_level {}\nmaxnreg {}\nline_info {}\n", c.compile.opt_level, c.compile.maxnreg,
-                   c.compile.line_info ? 1 : 0);
+  s += fmt::format("opt_level {}\nmaxnreg {}\nline_info {}\nfp_fusion {}\n", c.compile.opt_level, c.compile.maxnreg,
+                   c.compile.line_info ? 1 : 0, c.compile.fp_fusion ? 1 : 0);
   return s;
 }
 
@@ -73,9 +74,10 @@ std::optional<Config> parse_config(std::string_view text) {
     else if (field == "opt_level") c.compile.opt_level = value, seen |= 4;
     else if (field == "maxnreg") c.compile.maxnreg = value, seen |= 8;
     else if (field == "line_info") c.compile.line_info = value != 0, seen |= 16;
+    else if (field == "fp_fusion") c.compile.fp_fusion = value != 0, seen |= 32;
     else return std::nullopt;
   }
-  if (seen != 31) return std::nullopt;
+  if (seen != 63) return std::nullopt;
   return c;
 }
 

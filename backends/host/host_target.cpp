@@ -83,6 +83,9 @@ class HostTarget final : public lower::Target {
   // The host has no registers to cap: an autotuning config with maxnreg runs as it is (the host
   // measures nothing a cap would change).
   void set_max_registers(llvm::Function*, int) const override {}
+  // The host executors check the generated code against the interpreter bit for bit, and an x86
+  // fma would not round as the GPU's does anyway: no contraction here.
+  bool allows_fp_contraction() const override { return false; }
 
   // f32: null, so that exp, exp2, log, log2 and sqrt are LLVM's intrinsics (libm's correctly
   // rounded expf ... on x86, as the interpreter computes them) and sin, cos, tanh, erf, pow and

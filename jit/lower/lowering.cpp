@@ -28,6 +28,13 @@ std::unique_ptr<llvm::Module> KernelLowering::run() {
   declare_kernel();
   if (options_.max_registers > 0) target_.set_max_registers(fn_, options_.max_registers);
   if (options_.line_info) begin_line_info();
+  if (options_.fp_fusion && target_.allows_fp_contraction()) {
+    // Every float op built through b_ (the kernel's own arithmetic, not the helper functions
+    // with builders of their own, such as the exact fmod) may fuse a*b+c into one rounding.
+    llvm::FastMathFlags contract;
+    contract.setAllowContract(true);
+    b_.setFastMathFlags(contract);
+  }
   lower_block(m_.entry());
   if (dib_) dib_->finalize();
   std::string err;

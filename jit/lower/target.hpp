@@ -52,6 +52,8 @@ class Target {
   // Caps the registers per thread of kernel `f` (NVIDIA .maxnreg). A target without such a
   // control refuses: a cap silently ignored would change what a user's tuning measures.
   virtual void set_max_registers(llvm::Function* f, int max_registers) const;
+  // Whether CodegenOptions::fp_fusion may let float multiplies and adds contract to fma here.
+  virtual bool allows_fp_contraction() const { return true; }
   // Optional target math (e.g. fast exp2 / sqrt); null means "use the LLVM intrinsic".
   virtual llvm::Value* math(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x) const { return nullptr; }
   // The same for the two-operand math functions ("pow"); null means tessera's own IR (lower_math.cpp).

@@ -86,7 +86,10 @@ lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const Comp
   ir::verify(m);
   if (env.dump_ir) dump("IR with layouts", m.name, ir::print(m));
   if (ir_with_layouts) *ir_with_layouts = ir::print(m);
-  lower::CodegenOptions cg{.max_registers = options.maxnreg, .line_info = options.line_info, .keep_llvm_ir = env.dump_llvm};
+  lower::CodegenOptions cg{.max_registers = options.maxnreg,
+                           .line_info = options.line_info,
+                           .fp_fusion = options.fp_fusion,
+                           .keep_llvm_ir = env.dump_llvm};
   lower::DeviceBinary bin = lower::compile_to_device(m, target, cg);
   if (env.dump_llvm) dump("LLVM IR", m.name, bin.llvm_ir);
   if (env.dump_ptx && bin.format == "ptx") dump("PTX", m.name, bin.assembly);
@@ -101,6 +104,7 @@ std::string disk_cache_key(const std::string& traced_ir, const std::string& targ
                         {"opt_level", std::to_string(opts.compile.opt_level)},
                         {"maxnreg", std::to_string(opts.compile.maxnreg)},
                         {"line_info", opts.compile.line_info ? "1" : "0"},
+                        {"fp_fusion", opts.compile.fp_fusion ? "1" : "0"},
                         {"tessera", TESSERA_VERSION},
                         {"build", build_identity()},
                         {"llvm", lower::llvm_version()},

@@ -110,6 +110,7 @@ void build_key(std::vector<std::int64_t>& key, KernelState& state, Executor ex, 
   key.push_back(opts.compile.opt_level);
   key.push_back(opts.compile.maxnreg);
   key.push_back(opts.compile.line_info ? 1 : 0);
+  key.push_back(opts.compile.fp_fusion ? 1 : 0);
   for (const auto& f : facts) key.push_back(f.divisibility * 2 + (f.equal_to_one ? 1 : 0));
   key.push_back(name_list_index(state, opts.meta));
   for (const auto& [name, value] : opts.meta) key.push_back(value);

@@ -1,6 +1,8 @@
-// Division on NVIDIA: `/` on f32 is div.full.f32 (within 2 ulp, as Triton's `/`), while ts::div_rn
+// Float arithmetic in the PTX. Division on NVIDIA: `/` on f32 is div.full.f32 (within 2 ulp, as Triton's `/`), while ts::div_rn
 // and ts::fdiv(..., ieee_rounding = true) are the correctly rounded div.rn.f32, as Triton's
 // tl.div_rn; assembled by ptxas where present. (Their values: tests/conformance, on every executor.)
+// Contraction: with CompileOptions::fp_fusion (the default, as Triton's enable_fp_fusion) a*b+c is
+// one fma.rn.f32; without it mul.rn and add.rn, which ptxas may not fuse either.
 #include <catch2/catch.hpp>
 
 #include <regex>
@@ -52,4 +54,26 @@ TEST_CASE("f32 `/` is div.full, div_rn and fdiv(ieee_rounding) are div.rn", "[pi
       CHECK(run_command(ptxas + " -arch=" + arch + " " + file.path() + " -o /dev/null").exit_code == 0);
     }
   }
+}
+
+TEST_CASE("fp_fusion contracts a*b+c to fma, and without it every mul and add rounds on its own",
+          "[pipeline][codegen][nvptx]") {
+  auto k = ts::kernel("axpy_fusion", [](ts::Ptr<float> a, ts::Ptr<float> b, ts::Ptr<float> c, ts::Ptr<float> out) {
+    auto offs = ts::arange(0, 128);
+    ts::store(out + offs, ts::load(a + offs) * ts::load(b + offs) + ts::load(c + offs));
+  });
+  std::vector<float> a(128, 1.0f), b(128, 3.0f), c(128, 2.0f), out(128);
+  const auto args = decltype(k)::arg_values(a, b, c, out);
+  const std::vector<ts::ArgValue> values(args.begin(), args.end());
+  ts::LaunchOptions opts{.grid = {1}, .num_warps = 1};
+  const auto fused = ts::detail::compile_only(k.def(), opts, values, "sm_90a");
+  INFO(fused.data);
+  CHECK(count(fused.data, R"(fma\.rn\.f32)") == 4);
+  CHECK(count(fused.data, R"(mul\.rn\.f32)") == 0);
+  opts.compile.fp_fusion = false;
+  const auto separate = ts::detail::compile_only(k.def(), opts, values, "sm_90a");
+  INFO(separate.data);
+  CHECK(count(separate.data, R"(fma\.rn\.f32)") == 0);
+  CHECK(count(separate.data, R"(mul\.rn\.f32)") == 4);
+  CHECK(count(separate.data, R"(add\.rn\.f32)") == 4);
 }

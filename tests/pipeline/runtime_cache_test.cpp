@@ -65,6 +65,10 @@ TEST_CASE("warmup for a named target publishes PTX to the disk cache once", "[ru
   lines.compile.line_info = true;
   k.warmup("sm_90a", lines, aligned_fake(256), aligned_fake(512), 1024);
   CHECK(count_entries("scale_publish") == before + 3);
+  ts::LaunchOptions unfused = kOpts;
+  unfused.compile.fp_fusion = false;
+  k.warmup("sm_90a", unfused, aligned_fake(256), aligned_fake(512), 1024);
+  CHECK(count_entries("scale_publish") == before + 4);
 }
 
 TEST_CASE("compile options reach the PTX: line info, maxnreg, bad values are clear errors", "[runtime][options]") {

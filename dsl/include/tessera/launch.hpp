@@ -56,6 +56,12 @@ struct CompileOptions {
   int opt_level = 3;       // device assembler -O0..-O3 (ptxas / driver JIT: CU_JIT_OPTIMIZATION_LEVEL)
   int maxnreg = 0;         // registers per thread at most (.maxnreg, CU_JIT_MAX_REGISTERS); 0: no cap
   bool line_info = false;  // .loc lines of the kernel's C++ source in the PTX, kept by the JIT (-lineinfo)
+  // Lets the GPU code fuse a float multiply and the add or subtract that uses it into one fma
+  // (rounded once), as Triton's enable_fp_fusion (on by default there too): fewer instructions
+  // and usually a more accurate result, but not the interpreter's bits, which round a*b and then
+  // a*b + c. false keeps every multiply and add rounded on its own (mul.rn/add.rn on NVIDIA,
+  // which ptxas may not fuse either). The interpreter and the host executors never fuse.
+  bool fp_fusion = true;
   bool operator==(const CompileOptions&) const = default;
 };
 
