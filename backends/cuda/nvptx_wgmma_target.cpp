@@ -56,11 +56,11 @@ std::vector<llvm::Value*> nvptx_wgmma(llvm::IRBuilder<>& b, const lower::Target:
   const std::size_t n = acc.size();
   const char* type = shape.bf16 ? "bf16" : "f16";
   // Operands: $0..$n-1 the accumulators, $n and $n+1 the descriptors, $n+2 the scale-d flag
-  // (1: d = a·b + d). Scales of a and b: 1; A K-major (trans-a 0); B N-major when trans_b.
+  // (1: d = a·b + d). Scales of a and b: 1; A M-major when trans_a; B N-major when trans_b.
   const std::string text = fmt::format(
       "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {}, ${}, ${}, p, 1, 1, 0, {};\n}}",
-      n + 2, shape.n, type, type, register_list(0, n), n, n + 1, shape.trans_b ? 1 : 0);
+      "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {}, ${}, ${}, p, 1, 1, {}, {};\n}}",
+      n + 2, shape.n, type, type, register_list(0, n), n, n + 1, shape.trans_a ? 1 : 0, shape.trans_b ? 1 : 0);
   return call_tied_asm(b, text, acc, {desc_a, desc_b, b.getInt32(1)}, {"l", "l", "r"});
 }
 

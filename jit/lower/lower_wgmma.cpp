@@ -9,12 +9,16 @@
 // Swizzle<3,4,3>). Copies of 16 bytes stay whole under the swizzle, and the eight rows a
 // wgmma core matrix reads fall in distinct banks.
 //
-// A is stored K-major with its rows permuted so that slab row 16*w + 8*h + r of the 64-row slab
-// s of warpgroup g holds the tile row that the accumulator layout (analysis::wgmma_layout) gives
-// warp 4*g + w: 8*(4*g + w) + r + 8*num_warps*(2*s + h). The accumulator then comes out of wgmma
-// in the registers the layout already assigns, without a shuffle. B is stored with its own
-// contiguous dim contiguous: N-major (wgmma's transposed B) for a row-major B, K-major for a
-// column-major one, so that its copies are whole rows either way.
+// A's rows are permuted so that slab row 16*w + 8*h + r of the 64-row slab s of warpgroup g holds
+// the tile row that the accumulator layout (analysis::wgmma_layout) gives warp 4*g + w:
+// 8*(4*g + w) + r + 8*num_warps*(2*s + h). The accumulator then comes out of wgmma in the registers
+// the layout already assigns, without a shuffle. Both operands are stored with their own
+// contiguous dim contiguous, so that their copies are whole 16-byte pieces either way: A K-major
+// for a row-major A, M-major (wgmma's transposed A) for a column-major one, as Aᵀ·dC in a matmul's
+// backward pass loads it; B N-major (transposed B) for a row-major B, K-major for a column-major
+// one. The permutation keeps runs of 8 rows whole (r is the low 3 bits), so an M-major A's 16-byte
+// pieces of 8 rows stay whole too; wgmma transposes 16-bit elements only, the only ones that
+// take this path (analysis::wgmma_eligible).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -59,9 +63,9 @@ KernelLowering::SharedTile KernelLowering::dot_operand_tile(const Op& dot, int o
     s.row_stride = analysis::dot_row_stride(t.dtype, s.cols);
     return s;
   }
-  // A: K-major always (its rows permuted); B: whichever dim its layout keeps contiguous.
+  // Whichever dim the operand's layout keeps contiguous (A's rows permuted either way).
   const auto dist = analysis::distribute(t);
-  s.contiguous_dim = operand == 0 || dist.slice_dim >= 0 ? 1 : dist.layout.order[0];
+  s.contiguous_dim = dist.slice_dim >= 0 ? 1 : dist.layout.order[0];
   const I contiguous_bytes = (s.contiguous_dim == 1 ? s.cols : s.rows) * s.esz;
   s.swizzle = std::min<I>(128, contiguous_bytes);
   if (s.swizzle < 32) throw InternalError(fmt::format("lowering: wgmma operand of {} contiguous bytes at {}", contiguous_bytes, dot.loc.str()));
@@ -71,10 +75,10 @@ KernelLowering::SharedTile KernelLowering::dot_operand_tile(const Op& dot, int o
 
 llvm::Value* KernelLowering::shared_tile_offset(const SharedTile& s, llvm::Value* row, llvm::Value* col) {
   if (s.swizzle == 0) return b_.CreateMul(b_.CreateAdd(b_.CreateMul(row, i32(b_, s.row_stride)), col), i32(b_, s.esz));
+  if (s.permute_rows_for_warps) row = wgmma_row(b_, row, s.permute_rows_for_warps);
   llvm::Value* outer = s.contiguous_dim == 1 ? row : col;
   llvm::Value* inner = s.contiguous_dim == 1 ? col : row;
   const I outer_extent = s.contiguous_dim == 1 ? s.rows : s.cols;
-  if (s.permute_rows_for_warps) outer = wgmma_row(b_, outer, s.permute_rows_for_warps);
   const I per_block = s.swizzle / s.esz;
   llvm::Value* linear = b_.CreateMul(b_.CreateUDiv(inner, i32(b_, per_block)), i32(b_, outer_extent * s.swizzle));
   linear = b_.CreateAdd(linear, b_.CreateMul(outer, i32(b_, s.swizzle)));
@@ -91,7 +95,7 @@ std::optional<I> KernelLowering::shared_tile_shift(const SharedTile& s, I d_row,
   const I per_block = s.swizzle / s.esz;
   // wgmma_row moves a row by d when d is a whole number of its (r, warp, h) periods, 16 * W rows:
   // then only s changes, and by d / (16 W) slabs of W / 4 warpgroups of 64 rows, which is d.
-  if (s.permute_rows_for_warps && d_outer % (16 * s.permute_rows_for_warps) != 0) return std::nullopt;
+  if (s.permute_rows_for_warps && d_row % (16 * s.permute_rows_for_warps) != 0) return std::nullopt;
   if (d_inner % per_block != 0) return std::nullopt;
   // The swizzle xors bits [4, 4 + log2(swizzle / 16)) with the linear offset's bits 3 higher: a
   // linear shift that is a multiple of 8 * swizzle leaves those bits alone and commutes with it.
@@ -176,9 +180,19 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
     llvm::Value* start = b_.CreateAdd(first_row, i32(b_, (col / per_block) * rows * t.swizzle + (col % per_block) * t.esz));
     return descriptor(start, 16, 8 * t.swizzle, t.swizzle);
   };
-  // A's slab s of this warpgroup starts at row 64 * (s * groups + group).
+  // A's slab s of this warpgroup starts at row 64 * (s * groups + group). M-major, each slab is
+  // one M block of the 128-byte swizzle (64 16-bit elements; M >= 64 makes the swizzle 128), K
+  // rows W apart, blocks K * W apart: the slab starts at block s * groups + group, k row 16kk.
+  const bool trans_a = ta.contiguous_dim == 0;
+  if (trans_a && ta.swizzle / ta.esz != 64)
+    throw InternalError(fmt::format("lowering: M-major wgmma A with {}-byte swizzle blocks at {}", ta.swizzle, op.loc.str()));
   auto desc_a = [&](I s, I kk) {
-    llvm::Value* slab_row = b_.CreateMul(b_.CreateAdd(i32(b_, s * groups), group), i32(b_, 64));
+    llvm::Value* slab = b_.CreateAdd(i32(b_, s * groups), group);
+    if (trans_a) {
+      llvm::Value* start = b_.CreateAdd(a_base, b_.CreateMul(slab, i32(b_, k * ta.swizzle)));
+      return descriptor(b_.CreateAdd(start, i32(b_, 16 * kk * ta.swizzle)), k * ta.swizzle, 8 * ta.swizzle, ta.swizzle);
+    }
+    llvm::Value* slab_row = b_.CreateMul(slab, i32(b_, 64));
     return k_major(b_.CreateAdd(a_base, b_.CreateMul(slab_row, i32(b_, ta.swizzle))), ta, m, kk);
   };
   // B N-major: k rows 16kk.., N blocks K * W apart; K-major: like A, N rows.
@@ -192,7 +206,7 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   // 2*(v/4) + v%2 of the layout.
   Elems acc = get(op.operands[2]);
   auto slot = [&](I s, I v) { return static_cast<std::size_t>((2 * s + (v / 2) % 2) * col_slots + 2 * (v / 4) + v % 2); };
-  const Target::Wgmma shape{static_cast<int>(n), at.dtype == ir::DType::BF16, trans_b};
+  const Target::Wgmma shape{static_cast<int>(n), at.dtype == ir::DType::BF16, trans_a, trans_b};
   target_.wgmma_fence(b_);
   for (I kk = 0; kk < k / 16; ++kk) {
     llvm::Value* db = desc_b(kk);

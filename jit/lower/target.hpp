@@ -118,7 +118,8 @@ class Target {
   struct Wgmma {
     int n;
     bool bf16;
-    bool trans_b;
+    bool trans_a;  // A M-major (else K-major)
+    bool trans_b;  // B N-major (else K-major)
   };
   virtual std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, const Wgmma& shape, llvm::Value* desc_a,
                                           llvm::Value* desc_b, const std::vector<llvm::Value*>& acc,

@@ -91,7 +91,7 @@ std::vector<llvm::Value*> Target::wgmma(llvm::IRBuilder<>& b, const Wgmma& shape
   };
   std::vector<llvm::Value*> next;
   for (std::size_t v = 0; v < acc.size(); ++v) {
-    llvm::Value* x = load(element_offset(b, da, rows[v], k, true, 2));
+    llvm::Value* x = load(element_offset(b, da, rows[v], k, !shape.trans_a, 2));
     llvm::Value* y = load(element_offset(b, db, cols[v], k, !shape.trans_b, 2));
     next.push_back(b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {x, y, sums[v]}));
   }

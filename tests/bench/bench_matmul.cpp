@@ -6,12 +6,14 @@
 // failed. tests/bench/matmul_ref.py is Triton's and cuBLAS's side.
 //   tessera_bench_matmul            TFLOP/s per shape and configuration
 //   tessera_bench_matmul compile    cold compile and autotuning times (fresh TESSERA_CACHE_DIR)
-//   tessera_bench_matmul one DTYPE M N K BM BN BK WARPS STAGES
+//   tessera_bench_matmul one DTYPE M N K BM BN BK WARPS STAGES [LAYOUT]
 //                                   one shape (bf16, fp16, tf32: f32 operands multiplied as tf32,
 //                                   int8: i32 output) and one configuration, for a profiler
-//   tessera_bench_matmul ptx DTYPE M N K BM BN BK WARPS STAGES ARCH
+//   tessera_bench_matmul ptx DTYPE M N K BM BN BK WARPS STAGES ARCH [LAYOUT]
 //                                   that kernel's PTX for ARCH (sm_80, sm_90a) on stdout, no GPU
 //                                   needed (ptxas -v on it gives the registers the GPU would use)
+// LAYOUT: nn (default), tn, nt or tt: A, then B, row-major (n) or column-major (t); tn is the
+// layout of dB = Aᵀ·dC in a matmul's backward pass, nt that of dA = dC·Bᵀ.
 #include <tessera/tessera.hpp>
 
 #include <algorithm>
@@ -33,6 +35,17 @@ namespace ts = tessera;
 namespace ex = tessera_examples;
 
 namespace {
+
+// The shape with strides for LAYOUT (see the file comment); a column-major operand is the
+// transpose of a row-major one.
+ex::MatmulShape shape_of(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& layout) {
+  if (layout != "nn" && layout != "tn" && layout != "nt" && layout != "tt")
+    throw ts::Error("bench_matmul: layout " + layout + " is not nn, tn, nt or tt");
+  ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
+  if (layout[0] == 't') s.stride_am = 1, s.stride_ak = m;
+  if (layout[1] == 't') s.stride_bk = 1, s.stride_bn = k;
+  return s;
+}
 
 using bench::time_ms;  // do_bench-style timing, shared with bench.cpp (bench_check.hpp)
 
@@ -69,7 +82,7 @@ std::vector<T> random_operand(std::size_t count, std::mt19937& rng) {
 
 template <class T>
 void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t m, std::int64_t n, std::int64_t k,
-                 const std::vector<ex::MatmulConfig>& configs = kConfigs) {
+                 const std::vector<ex::MatmulConfig>& configs = kConfigs, const std::string& layout = "nn") {
   using Out = output_t<T>;
   std::mt19937 rng(11);
   const std::vector<T> ha = random_operand<T>(static_cast<std::size_t>(m * k), rng);
@@ -78,12 +91,13 @@ void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t
   auto b = ts::Buffer<T>::from_host(hb);
   ts::Buffer<Out> c(static_cast<std::size_t>(m * n));
   static auto matmul = ex::make_matmul<T, Out>("matmul");
-  const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
+  const ex::MatmulShape s = shape_of(m, n, k, layout);
 
   double best = 0;
   std::string best_cfg;
   for (const auto& cfg : configs) {
-    const std::string name = std::string(dtype) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    const std::string name = std::string(dtype) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                             (layout == "nn" ? "" : " " + layout);
     const std::string cfg_name = std::to_string(cfg.block_m) + "x" + std::to_string(cfg.block_n) + "x" +
                                  std::to_string(cfg.block_k) + "/w" + std::to_string(cfg.num_warps) + "/s" +
                                  std::to_string(cfg.num_stages);
@@ -102,7 +116,8 @@ void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t
         const std::int64_t j = static_cast<std::int64_t>(pick() % static_cast<std::uint32_t>(n));
         double want = 0;
         for (std::int64_t p = 0; p < k; ++p)
-          want += static_cast<double>(static_cast<float>(ha[i * k + p])) * static_cast<double>(static_cast<float>(hb[p * n + j]));
+          want += static_cast<double>(static_cast<float>(ha[i * s.stride_am + p * s.stride_ak])) *
+                  static_cast<double>(static_cast<float>(hb[p * s.stride_bk + j * s.stride_bn]));
         double g = 0;
         if constexpr (std::is_integral_v<Out>) g = static_cast<double>(got[i * n + j]);
         else g = static_cast<double>(static_cast<float>(got[i * n + j]));
@@ -123,8 +138,9 @@ void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t
       std::printf("tessera %-26s %-14s could not run: %s\n", name.c_str(), cfg_name.c_str(), e.what());
     }
   }
-  std::printf("BEST tessera %s %lldx%lldx%lld %.1f TFLOP/s (%s)\n", dtype, static_cast<long long>(m), static_cast<long long>(n),
-              static_cast<long long>(k), best, best_cfg.c_str());
+  std::printf("BEST tessera %s %lldx%lldx%lld%s %.1f TFLOP/s (%s)\n", dtype, static_cast<long long>(m),
+              static_cast<long long>(n), static_cast<long long>(k), layout == "nn" ? "" : (" " + layout).c_str(), best,
+              best_cfg.c_str());
 }
 
 // Cold compile of the bf16 matmul (its first call with an empty disk cache, after the context
@@ -175,11 +191,12 @@ void bench_compile_and_autotune(tessera::cuda::CudaDriver& drv) {
 // The PTX `one` would run, compiled for `arch` without a GPU: host pointers aligned as the
 // device's allocations are (16 bytes and more) give the same specialization.
 template <class T>
-int print_ptx(const std::string& arch, std::int64_t m, std::int64_t n, std::int64_t k, const ex::MatmulConfig& cfg) {
+int print_ptx(const std::string& arch, std::int64_t m, std::int64_t n, std::int64_t k, const ex::MatmulConfig& cfg,
+              const std::string& layout) {
   static auto matmul = ex::make_matmul<T, output_t<T>>("matmul");
   std::vector<T> a(16), b(16);
   std::vector<output_t<T>> c(16);
-  const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
+  const ex::MatmulShape s = shape_of(m, n, k, layout);
   const auto art = std::apply(
       [&](auto... sc) {
         return matmul.warmup(arch, ex::matmul_options(s, cfg), std::span<T>(a), std::span<T>(b), std::span<output_t<T>>(c), sc...);
@@ -192,15 +209,15 @@ int print_ptx(const std::string& arch, std::int64_t m, std::int64_t n, std::int6
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 12 && std::string(argv[1]) == "ptx") {
-    const std::string dtype = argv[2];
+  if ((argc == 12 || argc == 13) && std::string(argv[1]) == "ptx") {
+    const std::string dtype = argv[2], layout = argc == 13 ? argv[12] : "nn";
     auto num = [&](int i) { return std::stoll(argv[i]); };
     const auto cfg = cfg_of(num(6), num(7), num(8), static_cast<int>(num(9)), static_cast<int>(num(10)));
     try {
-      if (dtype == "bf16") return print_ptx<ts::bfloat16>(argv[11], num(3), num(4), num(5), cfg);
-      if (dtype == "fp16") return print_ptx<ts::half>(argv[11], num(3), num(4), num(5), cfg);
-      if (dtype == "tf32") return print_ptx<float>(argv[11], num(3), num(4), num(5), cfg);
-      if (dtype == "int8") return print_ptx<std::int8_t>(argv[11], num(3), num(4), num(5), cfg);
+      if (dtype == "bf16") return print_ptx<ts::bfloat16>(argv[11], num(3), num(4), num(5), cfg, layout);
+      if (dtype == "fp16") return print_ptx<ts::half>(argv[11], num(3), num(4), num(5), cfg, layout);
+      if (dtype == "tf32") return print_ptx<float>(argv[11], num(3), num(4), num(5), cfg, layout);
+      if (dtype == "int8") return print_ptx<std::int8_t>(argv[11], num(3), num(4), num(5), cfg, layout);
       return std::fprintf(stderr, "bench_matmul ptx: dtype %s is not bf16, fp16, tf32 or int8\n", dtype.c_str()), 2;
     } catch (const ts::Error& e) {
       std::fprintf(stderr, "bench_matmul: %s\n", e.what());
@@ -218,17 +235,17 @@ int main(int argc, char** argv) {
     }
     return g_failed ? 3 : 0;
   }
-  if (argc == 11 && std::string(argv[1]) == "one") {
-    const std::string dtype = argv[2];
+  if ((argc == 11 || argc == 12) && std::string(argv[1]) == "one") {
+    const std::string dtype = argv[2], layout = argc == 12 ? argv[11] : "nn";
     auto num = [&](int i) { return std::stoll(argv[i]); };
     const std::vector<ex::MatmulConfig> one{cfg_of(num(6), num(7), num(8), static_cast<int>(num(9)), static_cast<int>(num(10)))};
     try {
       auto& drv = tessera::cuda::CudaDriver::require();
       drv.ensure_context();
-      if (dtype == "bf16") bench_shape<ts::bfloat16>(drv, "bf16", num(3), num(4), num(5), one);
-      else if (dtype == "fp16") bench_shape<ts::half>(drv, "fp16", num(3), num(4), num(5), one);
-      else if (dtype == "tf32") bench_shape<float>(drv, "tf32", num(3), num(4), num(5), one);
-      else if (dtype == "int8") bench_shape<std::int8_t>(drv, "int8", num(3), num(4), num(5), one);
+      if (dtype == "bf16") bench_shape<ts::bfloat16>(drv, "bf16", num(3), num(4), num(5), one, layout);
+      else if (dtype == "fp16") bench_shape<ts::half>(drv, "fp16", num(3), num(4), num(5), one, layout);
+      else if (dtype == "tf32") bench_shape<float>(drv, "tf32", num(3), num(4), num(5), one, layout);
+      else if (dtype == "int8") bench_shape<std::int8_t>(drv, "int8", num(3), num(4), num(5), one, layout);
       else return std::fprintf(stderr, "bench_matmul one: dtype %s is not bf16, fp16, tf32 or int8\n", dtype.c_str()), 2;
     } catch (const ts::Error& e) {
       std::fprintf(stderr, "bench_matmul: %s\n", e.what());
@@ -244,6 +261,9 @@ int main(int argc, char** argv) {
     bench_shape<ts::half>(drv, "fp16", 8192, 8192, 8192);
     bench_shape<ts::bfloat16>(drv, "bf16", 8192, 8192, 512);
     bench_shape<ts::bfloat16>(drv, "bf16", 16384, 1024, 1024);
+    // The backward pass's products: dB = Aᵀ·dC (A column-major) and dA = dC·Bᵀ (B column-major).
+    bench_shape<ts::bfloat16>(drv, "bf16", 4096, 4096, 4096, kConfigs, "tn");
+    bench_shape<ts::bfloat16>(drv, "bf16", 4096, 4096, 4096, kConfigs, "nt");
     bench_shape<float>(drv, "tf32", 4096, 4096, 4096);
     bench_shape<std::int8_t>(drv, "int8", 8192, 8192, 8192);
   } catch (const ts::Error& e) {

@@ -28,6 +28,7 @@ struct DotCase {
   ex::MatmulConfig cfg;
   bool b_transposed;
   bool tensor_core_tile = false;  // not for 4-byte operands: they would overflow shared memory
+  bool a_transposed = false;      // A column-major (M contiguous): wgmma's transposed A on sm_90a
 };
 
 // P: the input precision of f32 operands. tf32's operands are truncated alike on both sides; tf32x3
@@ -51,11 +52,18 @@ void check_gpu_dot(double lo, double hi) {
       {640, 640, 320, {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 4, .num_stages = 5}, false, true},
       {384, 256, 192, {.block_m = 128, .block_n = 64, .block_k = 32, .group_m = 2, .num_warps = 4, .num_stages = 2}, true, true},
       {256, 512, 256, {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 4}, true, true},
+      // A column-major, as a matmul's backward pass reads Aᵀ for dB: staged (1 stage), through
+      // rings of 2 to 4 stages, with B column-major too, and M odd (copies scattered).
+      {1024, 512, 768, {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 4}, false, true, true},
+      {500, 300, 200, {.block_m = 64, .block_n = 128, .block_k = 64, .group_m = 4, .num_warps = 4, .num_stages = 1}, false, true, true},
+      {384, 256, 192, {.block_m = 128, .block_n = 64, .block_k = 32, .group_m = 2, .num_warps = 4, .num_stages = 2}, true, true, true},
+      {333, 256, 256, {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 3}, false, true, true},
   };
   for (const DotCase& c : cases) {
     if (c.tensor_core_tile && sizeof(In) == 4) continue;
     ex::MatmulShape s{c.m, c.n, c.k, c.k, 1, c.n, 1, c.n, 1};
     if (c.b_transposed) s.stride_bk = 1, s.stride_bn = c.k;
+    if (c.a_transposed) s.stride_am = 1, s.stride_ak = c.m;
     std::mt19937 rng(static_cast<std::uint32_t>(c.m * 31 + c.k));
     std::uniform_real_distribution<double> dist(lo, hi);
     std::vector<In> a(static_cast<std::size_t>(c.m * c.k)), b(static_cast<std::size_t>(c.k * c.n));
@@ -73,7 +81,8 @@ void check_gpu_dot(double lo, double hi) {
     const auto gpu = run(ts::Executor::Cuda);
     const auto want = run(ts::Executor::Interpreter);
     INFO(c.m << "x" << c.n << "x" << c.k << " blocks " << c.cfg.block_m << "x" << c.cfg.block_n << "x" << c.cfg.block_k
-              << " warps " << c.cfg.num_warps << (c.b_transposed ? " B column-major" : ""));
+              << " warps " << c.cfg.num_warps << (c.a_transposed ? " A column-major" : "")
+              << (c.b_transposed ? " B column-major" : ""));
     std::int64_t bad = 0;
     std::string first;
     for (std::size_t i = 0; i < want.size(); ++i) {

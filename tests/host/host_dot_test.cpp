@@ -20,6 +20,7 @@ struct Case {
   std::int64_t m, n, k;
   ex::MatmulConfig cfg;
   bool b_transposed;
+  bool a_transposed = false;  // A column-major (M contiguous), as Aᵀ·dC in a matmul's backward pass
 };
 
 // Blocks from the smallest tensor-core tile to 128 x 128, odd problem sizes (masked edges,
@@ -38,6 +39,13 @@ const Case kCases[] = {
     {192, 96, 80, {.block_m = 64, .block_n = 64, .block_k = 64, .group_m = 2, .num_stages = 1}, false},
     {192, 256, 160, {.block_m = 64, .block_n = 256, .block_k = 64, .group_m = 1, .num_stages = 4}, false},
     {64, 128, 128, {.block_m = 64, .block_n = 64, .block_k = 64, .group_m = 1}, true},
+    // A column-major: on wgmma an M-major A (transposed A, rows permuted within the M blocks),
+    // staged from registers, copied whole 16 bytes at a time (M a multiple of 8) through a ring,
+    // scattered (M odd), and with B column-major too.
+    {192, 96, 80, {.block_m = 64, .block_n = 64, .block_k = 64, .group_m = 2, .num_stages = 1}, false, true},
+    {192, 128, 96, {.block_m = 128, .block_n = 64, .block_k = 32, .group_m = 2, .num_stages = 3}, false, true},
+    {130, 64, 64, {.block_m = 64, .block_n = 64, .block_k = 32, .group_m = 1}, false, true},
+    {64, 128, 128, {.block_m = 64, .block_n = 64, .block_k = 64, .group_m = 1}, true, true},
 };
 // Under the sanitizers (tests/ci/sanitize.sh) the C++ around the generated code is what is checked:
 // fewer warp counts there.
@@ -59,6 +67,7 @@ void check_dot(double lo, double hi) {
   for (const Case& c : kCases) {
     ex::MatmulShape s{c.m, c.n, c.k, c.k, 1, c.n, 1, c.n, 1};
     if (c.b_transposed) s.stride_bk = 1, s.stride_bn = c.k;
+    if (c.a_transposed) s.stride_am = 1, s.stride_ak = c.m;
     std::mt19937 rng(kSeed + static_cast<std::uint32_t>(c.m * 7 + c.n));
     const auto a = random_values<In>(static_cast<std::size_t>(c.m * c.k), rng, lo, hi);
     const auto b = random_values<In>(static_cast<std::size_t>(c.k * c.n), rng, lo, hi);
@@ -73,7 +82,7 @@ void check_dot(double lo, double hi) {
     const std::string label = std::string(type_name<In>()) + precision + " dot " + std::to_string(c.m) + "x" + std::to_string(c.n) +
                               "x" + std::to_string(c.k) + " blocks " + std::to_string(c.cfg.block_m) + "x" +
                               std::to_string(c.cfg.block_n) + "x" + std::to_string(c.cfg.block_k) +
-                              (c.b_transposed ? ", B column-major" : "");
+                              (c.a_transposed ? ", A column-major" : "") + (c.b_transposed ? ", B column-major" : "");
     const auto reference = ex::matmul_reference<In>(a, b, s, tf32);
     against_interpreter(label, run,
                         [&](const std::string& what, const std::vector<Out>& got, const std::vector<Out>& interp) {
