@@ -42,15 +42,17 @@ auto dot_with(const ts::Tile<In>& a, const ts::Tile<In>& b, const ts::Tile<ts::d
   else return ts::dot(a, b, acc, loc);
 }
 
-// acc = A[rows, :]·B[:, cols] over K in BLOCK_K steps, rows and columns past the edges and K past
-// its end masked to 0: the main loop of every matmul below.
-template <class In, ts::InputPrecision P = ts::InputPrecision::tf32>
+// acc = A[rows, k_begin:k]·B[k_begin:k, cols] in BLOCK_K steps, rows and columns past the edges
+// and K past its end masked to 0: the main loop of every matmul below (k_begin: 0, or a split-K
+// slice's first k, a multiple of BLOCK_K).
+template <class In, ts::InputPrecision P = ts::InputPrecision::tf32, class KBegin = int>
 auto accumulate_product(const ts::Ptr<In>& a, const ts::Ptr<In>& b, const ts::Int& m, const ts::Int& n, const ts::Int& k,
                         const ts::Int& stride_am, const ts::Int& stride_ak, const ts::Int& stride_bk,
-                        const ts::Int& stride_bn, const ts::Int& rows, const ts::Int& cols, int BK) {
+                        const ts::Int& stride_bn, const ts::Int& rows, const ts::Int& cols, int BK,
+                        const KBegin& k_begin = 0) {
   auto offs_k = ts::arange(0, BK);
   auto acc = ts::zeros<ts::dot_accumulator_t<In>>({rows.shape()[0], cols.shape()[0]});
-  ts::for_range(0, k, BK, [&](ts::Int k0) {
+  ts::for_range(k_begin, k, BK, [&](ts::Int k0) {
     auto ks = k0 + offs_k;
     auto a_tile = ts::load(a + rows.col() * stride_am + ks.row() * stride_ak, (rows.col() < m) & (ks.row() < k), 0);
     auto b_tile = ts::load(b + ks.col() * stride_bk + cols.row() * stride_bn, (ks.col() < k) & (cols.row() < n), 0);
@@ -78,6 +80,55 @@ auto make_matmul(const char* name = "matmul") {
     auto mask = (rows.col() < m) & (cols.row() < n);
     ts::store(c + rows.col() * stride_cm + cols.row() * stride_cn, acc.template to<Out>(), mask);
   });
+}
+
+// Split-K, for few output tiles over a long K (a backward pass's dB = Aᵀ·dC of a 1024 x 1024
+// weight over 16384 tokens is 64 tiles of 128 x 128 for 132 SMs): K is cut into slices of
+// k_per_split (a multiple of BLOCK_K), one program per (tile, slice), grid {tiles, slices}. Each
+// program writes its accumulator to `partial`, [slices, M, N] row-major in the accumulator's type;
+// make_split_k_sum then adds the slices in slice order and casts to C. Deterministic (no atomics),
+// one extra pass over M x N x slices accumulators, as cuBLAS's split-K does.
+template <class In, ts::InputPrecision P = ts::InputPrecision::tf32>
+auto make_matmul_split_k(const char* name = "matmul_split_k") {
+  using Acc = ts::dot_accumulator_t<In>;
+  return ts::kernel(name, [](ts::Ptr<In> a, ts::Ptr<In> b, ts::Ptr<Acc> partial, ts::Int m, ts::Int n, ts::Int k,
+                             ts::Int stride_am, ts::Int stride_ak, ts::Int stride_bk, ts::Int stride_bn,
+                             ts::Int k_per_split) {
+    const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
+    const int BK = static_cast<int>(ts::meta("BLOCK_K")), GROUP_M = static_cast<int>(ts::meta("GROUP_M"));
+    auto [pid_m, pid_n] = grouped_tile(m, n, BM, BN, GROUP_M);
+    auto slice = ts::program_id(1);
+    auto k_begin = slice * k_per_split;
+    auto k_end = ts::minimum(k, k_begin + k_per_split);
+    auto rows = pid_m * BM + ts::arange(0, BM);
+    auto cols = pid_n * BN + ts::arange(0, BN);
+    auto acc = accumulate_product<In, P>(a, b, m, n, k_end, stride_am, stride_ak, stride_bk, stride_bn, rows, cols, BK, k_begin);
+    ts::store(partial + slice * m * n + rows.col() * n + cols.row(), acc, (rows.col() < m) & (cols.row() < n));
+  });
+}
+
+// C = the sum of make_matmul_split_k's `slices` partial products, in slice order, cast to Out,
+// stored through C's strides: one program per BLOCK_M x BLOCK_N tile of C.
+template <class Acc, class Out>
+auto make_split_k_sum(const char* name = "split_k_sum") {
+  return ts::kernel(name, [](ts::Ptr<Acc> partial, ts::Ptr<Out> c, ts::Int m, ts::Int n, ts::Int slices, ts::Int stride_cm,
+                             ts::Int stride_cn) {
+    const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
+    auto num_pid_n = (n + (BN - 1)) / BN;
+    auto rows = (ts::program_id(0) / num_pid_n) * BM + ts::arange(0, BM);
+    auto cols = (ts::program_id(0) % num_pid_n) * BN + ts::arange(0, BN);
+    auto mask = (rows.col() < m) & (cols.row() < n);
+    auto sum = ts::zeros<Acc>({BM, BN});
+    ts::for_range(0, slices, 1, [&](ts::Int s) { sum = sum + ts::load(partial + s * m * n + rows.col() * n + cols.row(), mask, 0); });
+    ts::store(c + rows.col() * stride_cm + cols.row() * stride_cn, sum.template to<Out>(), mask);
+  });
+}
+
+// The tiles of make_split_k_sum, and its launch options for an M x N product.
+inline constexpr std::int64_t kSplitKSumBlockM = 16, kSplitKSumBlockN = 256;
+inline ts::LaunchOptions split_k_sum_options(std::int64_t m, std::int64_t n, ts::Executor ex = ts::Executor::Auto) {
+  const std::int64_t tiles = ((m + kSplitKSumBlockM - 1) / kSplitKSumBlockM) * ((n + kSplitKSumBlockN - 1) / kSplitKSumBlockN);
+  return {.grid = {tiles}, .meta = {{"BLOCK_M", kSplitKSumBlockM}, {"BLOCK_N", kSplitKSumBlockN}}, .num_warps = 4, .executor = ex};
 }
 
 // The default is the fastest configuration measured on the H200 (notes/tensor-cores.md).
@@ -183,6 +234,22 @@ inline ts::LaunchOptions matmul_options(const MatmulShape& s, const MatmulConfig
           .num_warps = cfg.num_warps,
           .num_stages = cfg.num_stages,
           .executor = ex};
+}
+
+// How many K slices a split-K product of this shape and config should take on `sms`
+// multiprocessors: 1 (no split) unless the output's tiles leave more than half the
+// multiprocessors idle; then as many slices as keep the programs within one wave, each at least
+// 1024 deep (shallower slices would spend more on the partial sums than they gain).
+inline std::int64_t split_k_slices(const MatmulShape& s, const MatmulConfig& cfg, int sms) {
+  const std::int64_t tiles = ((s.m + cfg.block_m - 1) / cfg.block_m) * ((s.n + cfg.block_n - 1) / cfg.block_n);
+  if (2 * tiles > sms) return 1;
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(sms / tiles, s.k / 1024));
+}
+
+// The depth of each of `slices` K slices: K split evenly, rounded up to whole BLOCK_K steps.
+inline std::int64_t split_k_depth(const MatmulShape& s, const MatmulConfig& cfg, std::int64_t slices) {
+  const std::int64_t steps = (s.k + cfg.block_k - 1) / cfg.block_k;
+  return ((steps + slices - 1) / slices) * cfg.block_k;
 }
 
 // The grid as a function of the meta-parameters, for autotuning over block sizes.

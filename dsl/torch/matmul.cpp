@@ -1,7 +1,8 @@
 // tessera::matmul_fwd: C = A·B for 2-D A [M, K] and B [K, N] of one float dtype, through the
 // tutorial kernel of examples/matmul_kernels.hpp (one copy of it: tensor cores on NVIDIA, Triton's
 // grouped order, masked edges, any strides, so that the backward pass's transposed operands are
-// views, never copies). f32 follows PyTorch's TF32 switch (torch.backends.cuda.matmul.allow_tf32):
+// views, never copies). Products of few output tiles over a long K (a weight's gradient over many
+// tokens) split K over the multiprocessors (ex::make_matmul_split_k). f32 follows PyTorch's TF32 switch (torch.backends.cuda.matmul.allow_tf32):
 // tf32 tensor cores when it is on, full f32 products (FMA units) when it is off, its default.
 #include "dsl/torch/common.hpp"
 #include "dsl/torch/kernel_name.hpp"
@@ -41,16 +42,48 @@ ex::MatmulConfig config_for(std::int64_t m, std::int64_t n, at::ScalarType dtype
   return {};
 }
 
+constexpr bool is_tf32(auto t, ts::InputPrecision p) { return std::is_same_v<decltype(t), float> && p == ts::InputPrecision::tf32; }
+
+// How many K slices (ex::split_k_slices) on the tensors' device: 1 for CPU tensors (the
+// interpreter gains nothing), and where the partial products would need 32-bit offsets past 2^31.
+std::int64_t slices_for(const ex::MatmulShape& s, const ex::MatmulConfig& cfg, ts::Executor executor) {
+  if (executor != ts::Executor::Cuda && executor != ts::Executor::Hip) return 1;
+  const std::int64_t slices = ex::split_k_slices(s, cfg, ts::multiprocessor_count(executor));
+  if (slices * s.m * s.n >= std::numeric_limits<std::int32_t>::max()) return 1;
+  return slices;
+}
+
+// C = A·B with K in slices (ex::make_matmul_split_k): the partial products in an f32 workspace of
+// [slices, M, N], then their sum cast into C.
+template <class T, ts::InputPrecision P>
+void launch_split_k(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const ex::MatmulShape& s,
+                    const ex::MatmulConfig& cfg, std::int64_t requested_slices, const ts::LaunchOptions& tile_opts) {
+  static auto partial_kernel = ex::make_matmul_split_k<T, P>(kernel_name<T>(is_tf32(T{}, P) ? "matmul_split_k_tf32" : "matmul_split_k").c_str());
+  static auto sum_kernel = ex::make_split_k_sum<float, T>(kernel_name<T>("split_k_sum").c_str());
+  const std::int64_t depth = ex::split_k_depth(s, cfg, requested_slices);
+  const std::int64_t slices = (s.k + depth - 1) / depth;  // rounding to BLOCK_K may leave fewer
+  at::Tensor partial = at::empty({slices, s.m, s.n}, a.options().dtype(at::kFloat));
+  ts::LaunchOptions opts = tile_opts;
+  opts.grid = {tile_opts.grid.resolve(tile_opts.meta)[0], slices};
+  auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  partial_kernel[opts](a, b, partial, i32(s.m), i32(s.n), i32(s.k), i32(s.stride_am), i32(s.stride_ak), i32(s.stride_bk),
+                       i32(s.stride_bn), i32(depth));
+  const ts::LaunchOptions plain_sum = ex::split_k_sum_options(s.m, s.n);
+  sum_kernel[launch_options(a, plain_sum.grid, plain_sum.meta, plain_sum.num_warps)](
+      partial, c, i32(s.m), i32(s.n), i32(slices), i32(s.stride_cm), i32(s.stride_cn));
+}
+
 template <class T, ts::InputPrecision P>
 void launch_matmul(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
-  static auto k = ex::make_matmul<T, T, P>(
-      kernel_name<T>(std::is_same_v<T, float> && P == ts::InputPrecision::tf32 ? "matmul_tf32" : "matmul").c_str());
+  static auto k = ex::make_matmul<T, T, P>(kernel_name<T>(is_tf32(T{}, P) ? "matmul_tf32" : "matmul").c_str());
   const ex::MatmulShape s{a.size(0), b.size(1), a.size(1), a.stride(0), a.stride(1),
                           b.stride(0), b.stride(1), c.stride(0), c.stride(1)};
   const ex::MatmulConfig cfg = config_for(s.m, s.n, a.scalar_type());
   const ts::LaunchOptions plain = ex::matmul_options(s, cfg);
   ts::LaunchOptions opts = launch_options(a, plain.grid, plain.meta, plain.num_warps);
   opts.num_stages = plain.num_stages;
+  if (const std::int64_t slices = slices_for(s, cfg, opts.executor); slices > 1)
+    return launch_split_k<T, P>(a, b, c, s, cfg, slices, opts);
   std::apply([&](auto... scalars) { k[opts](a, b, c, scalars...); }, ex::matmul_scalars(s));
 }
 

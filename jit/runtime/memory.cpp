@@ -1,4 +1,5 @@
-// Memory of an executor, for tessera::Buffer.
+// Memory of an executor, for tessera::Buffer, and the device queries beside it (synchronize,
+// multiprocessor_count).
 #include <cstdlib>
 #include <cstring>
 
@@ -91,6 +92,14 @@ void memory_to_host(Executor ex, void* dst, const void* src, std::size_t bytes, 
 }
 
 }  // namespace detail
+
+int multiprocessor_count(Executor ex) {
+  switch (detail::resolve(ex)) {
+    case Executor::Cuda: return cuda::CudaDriver::require().device_attribute(cuda::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    case Executor::Hip: return hip::HipDriver::require().multiprocessor_count();
+    default: return 1;
+  }
+}
 
 void synchronize(Executor ex) {
   switch (detail::resolve(ex)) {

@@ -190,3 +190,57 @@ TEST_CASE("chained dots in a loop (attention without softmax) on the host target
                       },
                       dot_warps32(), dot_warps64());
 }
+
+TEST_CASE("split-K matmul (K in slices, partial products summed in order) on the host targets", "[host][dot]") {
+  // ex::make_matmul_split_k then ex::make_split_k_sum, as tessera::matmul runs a product of few
+  // tiles over a long K: three slices of 128 (the last 44 deep, a partial BLOCK_K step), masked
+  // edges, an A column-major (M-major on wgmma) and a C written through transposed strides.
+  auto partial_kernel = ex::make_matmul_split_k<ts::half>();
+  auto sum_kernel = ex::make_split_k_sum<float, float>();
+  const ex::MatmulConfig cfg{.block_m = 64, .block_n = 64, .block_k = 32, .group_m = 2, .num_stages = 2};
+  ex::MatmulShape s{96, 70, 300, 1, 96, 70, 1, 1, 96};  // A column-major, C column-major
+  const std::int64_t depth = ex::split_k_depth(s, cfg, 3), slices = (s.k + depth - 1) / depth;
+  REQUIRE(depth == 128);
+  REQUIRE(slices == 3);
+  std::mt19937 rng(kSeed);
+  const auto a = random_values<ts::half>(static_cast<std::size_t>(s.m * s.k), rng, -1, 1);
+  const auto b = random_values<ts::half>(static_cast<std::size_t>(s.k * s.n), rng, -1, 1);
+  auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  auto run = [&](ts::Executor e, int warps) {
+    auto partial = poisoned<float>(static_cast<std::size_t>(slices * s.m * s.n));
+    auto out = poisoned<float>(static_cast<std::size_t>(s.m * s.n));
+    ts::LaunchOptions opts = ex::matmul_options(s, cfg, e);
+    opts.grid = {opts.grid.resolve(opts.meta)[0], slices};
+    opts.num_warps = warps;
+    partial_kernel[opts](a, b, partial, i32(s.m), i32(s.n), i32(s.k), i32(s.stride_am), i32(s.stride_ak), i32(s.stride_bk),
+                         i32(s.stride_bn), i32(depth));
+    sum_kernel[ex::split_k_sum_options(s.m, s.n, e)](partial, out, i32(s.m), i32(s.n), i32(slices), i32(s.stride_cm),
+                                                       i32(s.stride_cn));
+    return out;
+  };
+  // The reference is row-major: C's element (i, j) is out[i + j * m].
+  const auto reference = ex::matmul_reference<ts::half>(a, b, s);
+  std::vector<float> want(reference.size());
+  for (std::int64_t i = 0; i < s.m; ++i)
+    for (std::int64_t j = 0; j < s.n; ++j)
+      want[static_cast<std::size_t>(i + j * s.m)] = static_cast<float>(reference[static_cast<std::size_t>(i * s.n + j)]);
+  against_interpreter("split-K matmul 96x70x300 in 3 slices", run,
+                      [&](const std::string& what, const std::vector<float>& got, const std::vector<float>& interp) {
+                        expect_match(what, got, interp);
+                        expect_match(what + " (interpreter vs C++ reference)", interp, want, relative(1e-5, static_cast<double>(s.k)));
+                      },
+                      dot_warps32(), dot_warps64());
+}
+
+TEST_CASE("split_k_slices splits only products that leave most multiprocessors idle", "[host][dot]") {
+  const ex::MatmulConfig cfg{};  // 128 x 128 tiles
+  // dB of a 1024 x 1024 weight over 16384 tokens: 64 tiles on 132 SMs, two slices of 8192.
+  CHECK(ex::split_k_slices({1024, 1024, 16384, 1, 1024, 1024, 1, 1024, 1}, cfg, 132) == 2);
+  // 16 tiles: 8 slices, each at least 1024 deep (16384 / 8 = 2048).
+  CHECK(ex::split_k_slices({512, 512, 16384, 512, 1, 512, 1, 512, 1}, cfg, 132) == 8);
+  // A short K is not split: slices of at least 1024.
+  CHECK(ex::split_k_slices({512, 512, 1500, 512, 1, 512, 1, 512, 1}, cfg, 132) == 1);
+  // Enough tiles to fill half the machine: not split.
+  CHECK(ex::split_k_slices({4096, 4096, 16384, 1, 4096, 4096, 1, 4096, 1}, cfg, 132) == 1);
+  CHECK(ex::split_k_depth({512, 512, 1000, 512, 1, 512, 1, 512, 1}, {.block_k = 64}, 3) == 384);
+}

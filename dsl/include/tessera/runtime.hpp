@@ -15,6 +15,12 @@ struct ExecutorChoice {
 };
 TESSERA_API ExecutorChoice default_executor();
 
+// How many programs run at once at most, to first order: the multiprocessors (NVIDIA SMs, AMD
+// CUs) of the executor's device 0 (tessera requires every device to be of one architecture); 1
+// for the interpreter and the host targets. What a host-side heuristic sizes a grid by (split-K,
+// persistent kernels).
+TESSERA_API int multiprocessor_count(Executor ex = Executor::Auto);
+
 struct RuntimeStats {
   std::size_t compiles = 0;   // specializations compiled (GPU) or traced (interpreter)
   std::size_t launches = 0;
