@@ -11,6 +11,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -29,8 +31,11 @@ std::vector<T> random_vector(std::size_t n, std::mt19937& rng, double lo, double
 // Launches `k` over n elements on the GPU (poisoned output) and on the interpreter; compares
 // element by element with the bound of T (compare.hpp: f32 1e-5, f16/bf16 1e-2 relative, with an
 // absolute floor of the same size below magnitude 1, the scale of the kernels' terms; integers exact).
+// `compile` goes to the GPU launch; `slack(x, y)`, when given, widens element i's bound (a fused
+// multiply-add rounds once where the interpreter rounds twice: the product's rounding error).
 template <class T, class K>
-void check_both(K& k, std::size_t n, int block, int warps, std::uint32_t seed, double lo, double hi) {
+void check_both(K& k, std::size_t n, int block, int warps, std::uint32_t seed, double lo, double hi,
+                ts::CompileOptions compile = {}, std::function<double(double x, double y)> slack = {}) {
   std::mt19937 rng(seed);
   auto hx = random_vector<T>(n, rng, lo, hi), hy = random_vector<T>(n, rng, lo, hi);
   std::vector<T> poison(n);
@@ -41,12 +46,31 @@ void check_both(K& k, std::size_t n, int block, int warps, std::uint32_t seed, d
     auto x = ts::Buffer<T>::from_host(hx, execs[e]), y = ts::Buffer<T>::from_host(hy, execs[e]);
     auto out = ts::Buffer<T>::from_host(poison, execs[e]);
     k[{.grid = {ts::cdiv(static_cast<std::int64_t>(n), block)}, .meta = {{"BLOCK", block}}, .num_warps = warps,
-       .executor = execs[e]}](x, y, out, static_cast<std::int32_t>(n));
+       .executor = execs[e], .compile = compile}](x, y, out, static_cast<std::int32_t>(n));
     ts::synchronize(execs[e]);
     results[e] = out.to_host();
   }
-  INFO("n = " << n << ", block = " << block << ", warps = " << warps << ", seed = " << seed);
+  INFO("n = " << n << ", block = " << block << ", warps = " << warps << ", seed = " << seed
+              << ", fp_fusion = " << compile.fp_fusion);
+  if constexpr (gpu_test::is_float_v<T>) {
+    if (slack) {
+      const auto tol = gpu_test::default_tolerance<T>();
+      gpu_test::check_report("GPU vs interpreter", gpu_test::compare_with(results[0], results[1], [&](std::size_t i) {
+        const double want = gpu_test::as_double(results[1][i]);
+        return tol.rel * std::fabs(want) + tol.abs + slack(gpu_test::as_double(hx[i]), gpu_test::as_double(hy[i]));
+      }));
+      return;
+    }
+  }
   gpu_test::check_close("GPU vs interpreter", results[0], results[1]);
+}
+
+// The unit roundoff of T's arithmetic (half an ulp at 1).
+template <class T>
+double unit_roundoff() {
+  if constexpr (std::is_same_v<T, ts::half>) return 0x1p-11;
+  else if constexpr (std::is_same_v<T, ts::bfloat16>) return 0x1p-8;
+  else return std::numeric_limits<T>::epsilon() / 2;
 }
 
 template <class T>
@@ -81,9 +105,16 @@ TEMPLATE_TEST_CASE("GPU matches the interpreter on elementwise arithmetic", "[gp
                    ts::bfloat16, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint32_t) {
   auto k = arith_kernel<TestType>();
   std::uint32_t seed = 1;
+  // Without contraction the GPU rounds every multiply and add as the interpreter does; with it
+  // (the default) max + min * y is one fma, off by at most the product's rounding.
+  const ts::CompileOptions unfused{.fp_fusion = false};
+  auto product_rounding = [](double x, double y) { return std::fabs(std::min(x, y) * y) * unit_roundoff<TestType>(); };
   for (std::size_t n : {std::size_t{1}, std::size_t{1000}, (std::size_t{1} << 20) + 3})
-    for (auto [block, warps] : {std::pair{1024, 4}, std::pair{256, 2}, std::pair{4096, 8}})
-      check_both<TestType>(k, n, block, warps, seed++, -100, 100);
+    for (auto [block, warps] : {std::pair{1024, 4}, std::pair{256, 2}, std::pair{4096, 8}}) {
+      check_both<TestType>(k, n, block, warps, seed, -100, 100, unfused);
+      if constexpr (gpu_test::is_float_v<TestType>) check_both<TestType>(k, n, block, warps, seed, -100, 100, {}, product_rounding);
+      ++seed;
+    }
 }
 
 TEMPLATE_TEST_CASE("GPU matches the interpreter on exp, log, sqrt and casts", "[gpu]", float, ts::half, ts::bfloat16) {
