@@ -12,6 +12,7 @@
 # on the two-GPU machine), matmul (cold compile, autotuning
 # and TFLOP/s, against Triton and cuBLAS; matmul_tessera: tessera's side only), bench. A device call is limited
 # to 10 minutes, so a run can be split: STEPS=examples,tests,sanitize then STEPS=bench.
+# GPU_TESTS_ONLY=SPEC narrows the tests step to those cases of tessera_gpu_tests.
 set -uo pipefail
 OUT=${OUT:-/tmp/tessera-out}; mkdir -p "$OUT"
 STEPS=${STEPS:-examples,tests,conformance,torch,training,sanitize,matmul,bench}
@@ -62,7 +63,10 @@ run_tests() {  # name [args...]
     *) fail "$name (exit $rc), see $log" ;;
   esac
 }
-if step tests; then
+if step tests && [ -n "${GPU_TESTS_ONLY:-}" ]; then
+# GPU_TESTS_ONLY: a Catch test spec; runs just those cases of tessera_gpu_tests (a re-check).
+run_tests tessera_gpu_tests "$GPU_TESTS_ONLY"
+elif step tests; then
 run_tests tessera_gpu_tests
 # The sm_80 lowering (mma.sync, ldmatrix, cp.async; no wgmma) on the H200 as well.
 RUN_LOG=tessera_gpu_tests_sm80 TESSERA_CUDA_ARCH=sm_80 run_tests tessera_gpu_tests "[dot]"
