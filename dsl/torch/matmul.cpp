@@ -9,7 +9,13 @@
 #include "dsl/torch/ops.hpp"
 #include "examples/matmul_kernels.hpp"
 
+#include <cstdlib>
 #include <limits>
+#include <string_view>
+
+#if defined(TESSERA_TORCH_HAS_CUDA_STREAMS) && __has_include(<c10/cuda/CUDAGraphsC10Utils.h>)
+#include <c10/cuda/CUDAGraphsC10Utils.h>
+#endif
 
 namespace tessera::torch_ops {
 namespace {
@@ -35,9 +41,12 @@ void check_matmul_inputs(const at::Tensor& a, const at::Tensor& b) {
 
 // Tiles: the fastest configuration measured on the H200 for large 16-bit products (notes/
 // tensor-cores.md: 128x256x64, 8 warps, 3 stages), the examples' default elsewhere; f32 operands
-// take the smaller tile (three 128x256x64 f32 stages would not fit in shared memory).
+// take the smaller tile (three 128x256x64 f32 stages would not fit in shared memory) over 8 warps
+// (with 4, tf32's 128 accumulators and 32-bit fragments take 255 registers and spill on sm_90a;
+// with 8, 128 registers and no spill).
 ex::MatmulConfig config_for(std::int64_t m, std::int64_t n, at::ScalarType dtype) {
-  if (dtype != at::kFloat && m * n >= std::int64_t{4096} * 4096)
+  if (dtype == at::kFloat) return {.num_warps = 8};
+  if (m * n >= std::int64_t{4096} * 4096)
     return {.block_m = 128, .block_n = 256, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 3};
   return {};
 }
@@ -73,6 +82,30 @@ void launch_split_k(const at::Tensor& a, const at::Tensor& b, const at::Tensor& 
       partial, c, i32(s.m), i32(s.n), i32(slices), i32(s.stride_cm), i32(s.stride_cn));
 }
 
+// Whether PyTorch's current stream is capturing a CUDA graph (nothing may be timed or compiled
+// then). False where PyTorch has no CUDA.
+bool capturing_cuda_graph() {
+#if defined(TESSERA_TORCH_HAS_CUDA_STREAMS) && __has_include(<c10/cuda/CUDAGraphsC10Utils.h>)
+  return c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None;
+#else
+  return false;
+#endif
+}
+
+// Large 16-bit products on CUDA tensors are autotuned (ex::matmul_autotune_configs, Triton's way):
+// the first call of each shape and layout times 8 configs (about a second), and the winner is
+// kept in memory and in tessera's disk cache, so a later process does not tune again. Below
+// 2^30 multiply-adds the fixed config is within a few percent and tuning would not pay for itself;
+// TESSERA_TORCH_AUTOTUNE=0 turns tuning off. Under CUDA graph capture a shape not tuned yet takes
+// the fixed config (nothing can be timed while capturing).
+bool autotunes(const ex::MatmulShape& s, ts::Executor executor) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TESSERA_TORCH_AUTOTUNE");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  return enabled && executor == ts::Executor::Cuda && s.m * s.n * s.k >= (std::int64_t{1} << 30);
+}
+
 template <class T, ts::InputPrecision P>
 void launch_matmul(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
   static auto k = ex::make_matmul<T, T, P>(kernel_name<T>(is_tf32(T{}, P) ? "matmul_tf32" : "matmul").c_str());
@@ -84,6 +117,21 @@ void launch_matmul(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c
   opts.num_stages = plain.num_stages;
   if (const std::int64_t slices = slices_for(s, cfg, opts.executor); slices > 1)
     return launch_split_k<T, P>(a, b, c, s, cfg, slices, opts);
+  if constexpr (!std::is_same_v<T, float>) {  // f32's larger tiles do not fit: its fixed config stays
+    if (autotunes(s, opts.executor)) {
+      // Keyed by the sizes and the operands' strides (the layouts of the backward's transposed views).
+      static auto tuned = ts::autotune(k, ex::matmul_autotune_configs(),
+                                       {.key = {{3, "m"}, {4, "n"}, {5, "k"}, {6, "stride_am"}, {7, "stride_ak"},
+                                                {8, "stride_bk"}, {9, "stride_bn"}}});
+      ts::LaunchOptions base = opts;
+      base.grid = ex::matmul_grid(s);
+      base.meta = {};
+      const auto launch = tuned[base];
+      const bool ready = std::apply([&](auto... scalars) { return !capturing_cuda_graph() || launch.best_config(a, b, c, scalars...); },
+                                    ex::matmul_scalars(s));
+      if (ready) return std::apply([&](auto... scalars) { launch(a, b, c, scalars...); }, ex::matmul_scalars(s));
+    }
+  }
   std::apply([&](auto... scalars) { k[opts](a, b, c, scalars...); }, ex::matmul_scalars(s));
 }
 
