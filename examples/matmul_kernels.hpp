@@ -124,10 +124,15 @@ auto make_split_k_sum(const char* name = "split_k_sum") {
   });
 }
 
+// How many BLOCK_M x BLOCK_N tiles cover an M x N output: the programs of a matmul's grid.
+inline std::int64_t output_tiles(std::int64_t m, std::int64_t n, std::int64_t block_m, std::int64_t block_n) {
+  return ((m + block_m - 1) / block_m) * ((n + block_n - 1) / block_n);
+}
+
 // The tiles of make_split_k_sum, and its launch options for an M x N product.
 inline constexpr std::int64_t kSplitKSumBlockM = 16, kSplitKSumBlockN = 256;
 inline ts::LaunchOptions split_k_sum_options(std::int64_t m, std::int64_t n, ts::Executor ex = ts::Executor::Auto) {
-  const std::int64_t tiles = ((m + kSplitKSumBlockM - 1) / kSplitKSumBlockM) * ((n + kSplitKSumBlockN - 1) / kSplitKSumBlockN);
+  const std::int64_t tiles = output_tiles(m, n, kSplitKSumBlockM, kSplitKSumBlockN);
   return {.grid = {tiles}, .meta = {{"BLOCK_M", kSplitKSumBlockM}, {"BLOCK_N", kSplitKSumBlockN}}, .num_warps = 4, .executor = ex};
 }
 
@@ -228,7 +233,7 @@ struct MatmulConfig {
 
 inline ts::LaunchOptions matmul_options(const MatmulShape& s, const MatmulConfig& cfg = {},
                                         ts::Executor ex = ts::Executor::Auto) {
-  const std::int64_t tiles = ((s.m + cfg.block_m - 1) / cfg.block_m) * ((s.n + cfg.block_n - 1) / cfg.block_n);
+  const std::int64_t tiles = output_tiles(s.m, s.n, cfg.block_m, cfg.block_n);
   return {.grid = {tiles},
           .meta = {{"BLOCK_M", cfg.block_m}, {"BLOCK_N", cfg.block_n}, {"BLOCK_K", cfg.block_k}, {"GROUP_M", cfg.group_m}},
           .num_warps = cfg.num_warps,
@@ -241,9 +246,17 @@ inline ts::LaunchOptions matmul_options(const MatmulShape& s, const MatmulConfig
 // multiprocessors idle; then as many slices as keep the programs within one wave, each at least
 // 1024 deep (shallower slices would spend more on the partial sums than they gain).
 inline std::int64_t split_k_slices(const MatmulShape& s, const MatmulConfig& cfg, int sms) {
-  const std::int64_t tiles = ((s.m + cfg.block_m - 1) / cfg.block_m) * ((s.n + cfg.block_n - 1) / cfg.block_n);
+  const std::int64_t tiles = output_tiles(s.m, s.n, cfg.block_m, cfg.block_n);
   if (2 * tiles > sms) return 1;
   return std::max<std::int64_t>(1, std::min<std::int64_t>(sms / tiles, s.k / 1024));
+}
+
+// make_matmul_split_k's launch: one program per (output tile, K slice).
+inline ts::LaunchOptions split_k_options(const MatmulShape& s, const MatmulConfig& cfg, std::int64_t slices,
+                                         ts::Executor ex = ts::Executor::Auto) {
+  ts::LaunchOptions o = matmul_options(s, cfg, ex);
+  o.grid = {output_tiles(s.m, s.n, cfg.block_m, cfg.block_n), slices};
+  return o;
 }
 
 // The depth of each of `slices` K slices: K split evenly, rounded up to whole BLOCK_K steps.
@@ -260,7 +273,7 @@ inline ts::Grid matmul_grid(const MatmulShape& s) {
       if (key == "BLOCK_M") bm = value;
       if (key == "BLOCK_N") bn = value;
     }
-    return ts::Dim3{static_cast<std::uint32_t>(((m + bm - 1) / bm) * ((n + bn - 1) / bn)), 1, 1};
+    return ts::Dim3{static_cast<std::uint32_t>(output_tiles(m, n, bm, bn)), 1, 1};
   });
 }
 

@@ -209,8 +209,7 @@ TEST_CASE("split-K matmul (K in slices, partial products summed in order) on the
   auto run = [&](ts::Executor e, int warps) {
     auto partial = poisoned<float>(static_cast<std::size_t>(slices * s.m * s.n));
     auto out = poisoned<float>(static_cast<std::size_t>(s.m * s.n));
-    ts::LaunchOptions opts = ex::matmul_options(s, cfg, e);
-    opts.grid = {opts.grid.resolve(opts.meta)[0], slices};
+    ts::LaunchOptions opts = ex::split_k_options(s, cfg, slices, e);
     opts.num_warps = warps;
     partial_kernel[opts](a, b, partial, i32(s.m), i32(s.n), i32(s.k), i32(s.stride_am), i32(s.stride_ak), i32(s.stride_bk),
                          i32(s.stride_bn), i32(depth));
