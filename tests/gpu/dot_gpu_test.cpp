@@ -214,3 +214,51 @@ TEST_CASE("GPU chained dots f16 (attention's loop without softmax) match the int
 TEST_CASE("GPU chained dots bf16 (attention's loop without softmax) match the interpreter bit for bit", "[gpu][dot]") {
   check_gpu_chained_dots<ts::bfloat16>();
 }
+
+TEST_CASE("GPU split-K matmul (partial products, then their sum in slice order) matches the interpreter", "[gpu][dot]") {
+  // ex::make_matmul_split_k then ex::make_split_k_sum, as tessera::matmul runs dB = Aᵀ·dC on the
+  // GPU: wgmma tiles on sm_90a (mma.sync under TESSERA_CUDA_ARCH=sm_80), A row- and column-major
+  // (wgmma's transposed A), a last slice shallower than the rest, masked edges. Poisoned partials
+  // and outputs: a slice or element not written shows. The sum runs in slice order on both sides,
+  // so the results differ only by the order within each slice's dot.
+  auto partial_kernel = ex::make_matmul_split_k<ts::bfloat16>("split_k_gpu_test");
+  auto sum_kernel = ex::make_split_k_sum<float, ts::bfloat16>("split_k_sum_gpu_test");
+  const ex::MatmulConfig cfg{.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .num_warps = 8, .num_stages = 3};
+  auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  for (const bool a_transposed : {false, true}) {
+    ex::MatmulShape s{200, 264, 1000, 1000, 1, 264, 1, 264, 1};
+    if (a_transposed) s.stride_am = 1, s.stride_ak = s.m;
+    const std::int64_t depth = ex::split_k_depth(s, cfg, 3), slices = (s.k + depth - 1) / depth;
+    REQUIRE(slices == 3);
+    std::mt19937 rng(static_cast<std::uint32_t>(a_transposed) + 11);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    std::vector<ts::bfloat16> a(static_cast<std::size_t>(s.m * s.k)), b(static_cast<std::size_t>(s.k * s.n));
+    for (auto& v : a) v = ts::bfloat16(dist(rng));
+    for (auto& v : b) v = ts::bfloat16(dist(rng));
+    auto run = [&](ts::Executor e) {
+      auto da = ts::Buffer<ts::bfloat16>::from_host(a, e), db = ts::Buffer<ts::bfloat16>::from_host(b, e);
+      auto partial = ts::Buffer<float>::from_host(
+          std::vector<float>(static_cast<std::size_t>(slices * s.m * s.n), std::numeric_limits<float>::quiet_NaN()), e);
+      auto dc = ts::Buffer<ts::bfloat16>::from_host(
+          std::vector<ts::bfloat16>(static_cast<std::size_t>(s.m * s.n), ts::bfloat16(std::numeric_limits<float>::quiet_NaN())), e);
+      partial_kernel[ex::split_k_options(s, cfg, slices, e)](da, db, partial, i32(s.m), i32(s.n), i32(s.k), i32(s.stride_am),
+                                                              i32(s.stride_ak), i32(s.stride_bk), i32(s.stride_bn), i32(depth));
+      sum_kernel[ex::split_k_sum_options(s.m, s.n, e)](partial, dc, i32(s.m), i32(s.n), i32(slices), i32(s.stride_cm),
+                                                        i32(s.stride_cn));
+      ts::synchronize(e);
+      return std::pair{partial.to_host(), dc.to_host()};
+    };
+    const auto [gpu_partial, gpu] = run(ts::Executor::Cuda);
+    const auto [want_partial, want] = run(ts::Executor::Interpreter);
+    INFO((a_transposed ? "A column-major" : "A row-major"));
+    std::int64_t bad_partial = 0, bad = 0;
+    for (std::size_t i = 0; i < want_partial.size(); ++i)  // f32 sums of <= 448 products of size <= 1
+      bad_partial += !(std::abs(gpu_partial[i] - want_partial[i]) <= 1e-6 * depth + 1e-6 * std::abs(want_partial[i]));
+    for (std::size_t i = 0; i < want.size(); ++i) {  // sums a hair apart round one bf16 ulp (2^-7 relative) apart at most
+      const float g = static_cast<float>(gpu[i]), w = static_cast<float>(want[i]);
+      bad += !(std::abs(g - w) <= std::abs(w) * 0x1p-7f + 1e-5f);
+    }
+    CHECK(bad_partial == 0);
+    CHECK(bad == 0);
+  }
+}
