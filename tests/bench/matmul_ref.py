@@ -62,10 +62,14 @@ def main():
     configs = CONFIGS
     if len(sys.argv) == 2:  # one DTYPE's shapes only
         shapes = [sh for sh in shapes if sh[0] == sys.argv[1]]
-    if len(sys.argv) == 11 and sys.argv[1] == "one":  # one DTYPE M N K BM BN BK WARPS STAGES (for a profiler)
-        dt, *nums = sys.argv[2:]
+    layout = "nn"
+    # one DTYPE M N K BM BN BK WARPS STAGES [LAYOUT] (for a profiler; LAYOUT nn, tn, nt or tt: t is
+    # a column-major operand, as tessera_bench_matmul's)
+    if len(sys.argv) in (11, 12) and sys.argv[1] == "one":
+        dt, *nums = sys.argv[2:11]
         shapes = [(dt, *map(int, nums[:3]))]
         configs = [tuple(map(int, nums[3:]))]
+        layout = sys.argv[11] if len(sys.argv) == 12 else "nn"
     failed = 0
     for dt, M, N, K in shapes:
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32": torch.float32, "int8": torch.int8}[dt]
@@ -79,6 +83,10 @@ def main():
         else:
             a = torch.rand(M, K, device="cuda", dtype=dtype) * 2 - 1
             b = torch.rand(K, N, device="cuda", dtype=dtype) * 2 - 1
+            if layout[0] == "t":
+                a = a.t().contiguous().t()
+            if layout[1] == "t":
+                b = b.t().contiguous().t()
             cublas = lambda: torch.matmul(a, b)  # noqa: E731
             out_dtype = dtype
         ref = cublas()
@@ -106,7 +114,7 @@ def main():
             best = max(best, t)
             if cfg[4] == 1:
                 best_s1 = max(best_s1, t)
-        print(f"BEST triton {dt} {M}x{N}x{K} {best:.1f} TFLOP/s; with num_stages=1 {best_s1:.1f}", flush=True)
+        print(f"BEST triton {dt} {M}x{N}x{K}{'' if layout == 'nn' else ' ' + layout} {best:.1f} TFLOP/s; with num_stages=1 {best_s1:.1f}", flush=True)
     return 3 if failed else 0
 
 
