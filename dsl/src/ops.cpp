@@ -252,6 +252,17 @@ ir::Value* emit_select(ir::Value* cond, ir::Value* a, ir::Value* b, DType comput
   return bld.create1(OpKind::Select, {cond, a, b}, ir::Type::scalar(compute).with_shape(shape));
 }
 
+ir::Value* emit_select_pointer(ir::Value* cond, ir::Value* a, ir::Value* b, const Loc& loc) {
+  if (!a->type.is_ptr() || !b->type.is_ptr() || a->type.pointee != b->type.pointee)
+    program_error(loc, fmt::format("where on pointers needs two pointers to one element type, got {} and {}",
+                                   ir::to_string(a->type), ir::to_string(b->type)));
+  Shape shape = broadcast_shape(cond->type.shape, a->type.shape, "where", loc);
+  shape = broadcast_shape(shape, b->type.shape, "where", loc);
+  ir::Builder& bld = builder_at(loc);
+  return bld.create1(OpKind::Select, {broadcast(bld, cond, shape), broadcast(bld, a, shape), broadcast(bld, b, shape)},
+                     a->type.with_shape(shape));
+}
+
 ir::Value* emit_program_id(int axis, bool num_programs, const Loc& loc) {
   if (axis < 0 || axis > 2)
     program_error(loc, fmt::format("{}: axis must be 0, 1 or 2, got {}", num_programs ? "num_programs" : "program_id", axis));

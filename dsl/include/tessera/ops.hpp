@@ -276,16 +276,35 @@ Tile<T> abs(const Tile<T>& x, const Loc& loc = Loc::current()) {
   return Tile<T>(detail::emit_unary(detail::UnOp::Abs, x.ir_value(loc), loc), loc);
 }
 
+namespace detail {
+template <class X>
+inline constexpr bool is_pointer_tile = false;
+template <class T>
+inline constexpr bool is_pointer_tile<Tile<Pointer<T>>> = true;
+}  // namespace detail
+
 // mask ? a : b elementwise, all three broadcast together; a and b promote as for `+`.
 template <class M, class X, class Y>
 auto where(const Tile<M>& mask, const X& a, const Y& b, const Loc& loc = Loc::current()) {
   static_assert(std::is_same_v<M, bool>, "tessera::where: the condition must be a mask (Tile<bool>); compare it, e.g. x != 0");
+  static_assert(!detail::is_pointer_tile<X> && !detail::is_pointer_tile<Y>,
+                "tessera::where on pointers: both must be pointers to the same element type (Ptr<T> and Ptr<T>); "
+                "a pointer and a number do not mix");
   static_assert(NumericOperands<X, Y>, "tessera::where: both values must be numeric tiles or C++ numbers");
   using C = detail::common_t<X, Y>;
   ir::Value* m = mask.ir_value(loc);
   ir::Value* va = detail::operand_value(a, dtype_of<C>, {}, loc);
   ir::Value* vb = detail::operand_value(b, dtype_of<C>, {}, loc);
   return Tile<C>(detail::emit_select(m, va, vb, dtype_of<C>, loc), loc);
+}
+
+// mask ? a : b on pointers (Triton's tl.where on pointer tiles): each element points where its
+// mask says, into either tensor; all three broadcast together. No pointer arithmetic happens, so
+// both must point to the same element type.
+template <class M, class T>
+Ptr<T> where(const Tile<M>& mask, const Ptr<T>& a, const Ptr<T>& b, const Loc& loc = Loc::current()) {
+  static_assert(std::is_same_v<M, bool>, "tessera::where: the condition must be a mask (Tile<bool>); compare it, e.g. x != 0");
+  return Ptr<T>(detail::emit_select_pointer(mask.ir_value(loc), a.ir_value(loc), b.ir_value(loc), loc), loc);
 }
 
 namespace detail {

@@ -92,6 +92,7 @@ TESSERA_API ir::Value* emit_interleave(ir::Value* a, ir::Value* b, const Loc& lo
 TESSERA_API ir::Value* emit_ravel(ir::Value* a, const Loc& loc);
 TESSERA_API ir::Value* emit_flip(ir::Value* a, int dim, const Loc& loc);
 TESSERA_API ir::Value* emit_select(ir::Value* cond, ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
+TESSERA_API ir::Value* emit_select_pointer(ir::Value* cond, ir::Value* a, ir::Value* b, const Loc& loc);
 TESSERA_API ir::Value* emit_program_id(int axis, bool num_programs, const Loc& loc);
 TESSERA_API ir::Value* emit_arange(std::int64_t start, std::int64_t end, const Loc& loc);
 TESSERA_API ir::Value* emit_full(const Shape& shape, DType d, ScalarValue v, const Loc& loc);
