@@ -1,6 +1,7 @@
 // What the host and the GPU tests of the shape ops built from primitives (cat, interleave,
 // ravel, flip, broadcast_to) share: one kernel that applies the op chosen by meta OP to R x C
-// tiles, and the row-major result Triton's definitions give, computed here in plain C++.
+// tiles, and the row-major result Triton's definitions give, computed here in plain C++. Also
+// where on pointer tiles: its kernel and its expected output.
 #pragma once
 #include <tessera/tessera.hpp>
 
@@ -77,5 +78,39 @@ inline std::vector<std::int32_t> shape_reference(std::int64_t op, const std::vec
   }
   return o;
 }
+
+// where on pointers: even lanes read x[i], odd lanes y[n - 1 - i], lanes at or past `split` the
+// scalar pointer z (broadcast: all read z[0]); then a 16 x 16 tile takes rows of x or of y by a
+// row mask broadcast along the columns, stored after the first n outputs by program 0.
+inline auto make_where_pointers() {
+  return ts::kernel("where_pointers", [](ts::Ptr<std::int32_t> x, ts::Ptr<std::int32_t> y, ts::Ptr<std::int32_t> z,
+                                         ts::Ptr<std::int32_t> out, ts::Int split, ts::Int n) {
+    auto offs = ts::program_id(0) * 256 + ts::arange(0, 256);
+    auto mask = offs < n;
+    auto p = ts::where(offs % 2 == 0, x + offs, y + (n - 1 - offs));
+    p = ts::where(offs < split, p, z);
+    ts::store(out + offs, ts::load(p, mask), mask);
+    auto rows = ts::arange(0, 16), cols = ts::arange(0, 16);
+    auto from_x = (rows % 3 == 0).col();  // [16, 1], broadcast along the columns
+    auto q = ts::where(from_x, x + rows.col() * 16 + cols.row(), y + rows.col() * 16 + cols.row());
+    ts::store(out + n + rows.col() * 16 + cols.row(), ts::load(q), ts::program_id(0) == 0);
+  });
+}
+
+// Inputs (n >= 256) and the n + 256 outputs make_where_pointers must give.
+struct WherePointersCase {
+  std::int32_t n = 1000, split = 700;
+  std::vector<std::int32_t> x, y, z{-5};
+  WherePointersCase() {
+    for (std::int32_t i = 0; i < n; ++i) x.push_back(3 * i + 1), y.push_back(-7 * i);
+  }
+  std::vector<std::int32_t> expected() const {
+    std::vector<std::int32_t> want;
+    for (std::int32_t i = 0; i < n; ++i) want.push_back(i >= split ? z[0] : i % 2 == 0 ? x[i] : y[n - 1 - i]);
+    for (std::int32_t r = 0; r < 16; ++r)
+      for (std::int32_t c = 0; c < 16; ++c) want.push_back(r % 3 == 0 ? x[r * 16 + c] : y[r * 16 + c]);
+    return want;
+  }
+};
 
 }  // namespace language_reference

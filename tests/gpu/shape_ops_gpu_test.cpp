@@ -158,3 +158,15 @@ TEST_CASE("GPU cat, interleave, ravel, flip and broadcast_to move elements as Tr
       gpu_test::check_equal("op " + std::to_string(op) + ", " + std::to_string(R) + "x" + std::to_string(C), d_out.to_host(), want);
     }
 }
+
+TEST_CASE("GPU where on pointer tiles picks each element's pointer as Triton's", "[gpu][shape]") {
+  auto k = language_reference::make_where_pointers();
+  const language_reference::WherePointersCase c;
+  const auto want = c.expected();
+  auto x = ts::Buffer<std::int32_t>::from_host(c.x, ts::Executor::Cuda), y = ts::Buffer<std::int32_t>::from_host(c.y, ts::Executor::Cuda);
+  auto z = ts::Buffer<std::int32_t>::from_host(c.z, ts::Executor::Cuda);
+  auto out = ts::Buffer<std::int32_t>::from_host(std::vector<std::int32_t>(want.size(), -1), ts::Executor::Cuda);
+  k[{.grid = {ts::cdiv(static_cast<std::int64_t>(c.n), 256)}, .num_warps = 4, .executor = ts::Executor::Cuda}](x, y, z, out, c.split, c.n);
+  ts::synchronize(ts::Executor::Cuda);
+  gpu_test::check_equal("where on pointers", out.to_host(), want);
+}

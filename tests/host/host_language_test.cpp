@@ -76,41 +76,14 @@ TEST_CASE("minimum/maximum with PropagateNan and clamp treat NaN as Triton's", "
   }
 }
 
-namespace {
-// where on pointers: even lanes read x[i], odd lanes y[n - 1 - i], lanes past `split` the scalar
-// pointer z (broadcast: all read z[0]); a 2-D tile picks rows of x or of y by a column mask
-// broadcast across the rows.
-auto make_where_pointers() {
-  return ts::kernel("where_pointers", [](ts::Ptr<std::int32_t> x, ts::Ptr<std::int32_t> y, ts::Ptr<std::int32_t> z,
-                                         ts::Ptr<std::int32_t> out, ts::Int split, ts::Int n) {
-    auto offs = ts::program_id(0) * 256 + ts::arange(0, 256);
-    auto mask = offs < n;
-    auto p = ts::where(offs % 2 == 0, x + offs, y + (n - 1 - offs));
-    p = ts::where(offs < split, p, z);
-    ts::store(out + offs, ts::load(p, mask), mask);
-    auto rows = ts::arange(0, 16), cols = ts::arange(0, 16);
-    auto from_x = (rows % 3 == 0).col();  // [16, 1], broadcast along the columns
-    auto q = ts::where(from_x, x + rows.col() * 16 + cols.row(), y + rows.col() * 16 + cols.row());
-    ts::store(out + n + rows.col() * 16 + cols.row(), ts::load(q), ts::program_id(0) == 0);
-  });
-}
-}  // namespace
-
 TEST_CASE("where on pointer tiles picks each element's pointer as Triton's", "[host][language]") {
   enable_host();
-  auto k = make_where_pointers();
-  const std::int32_t n = 1000, split = 700;
-  std::vector<std::int32_t> x(n), y(n), z{-5};
-  for (std::int32_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = 3 * i + 1, y[static_cast<std::size_t>(i)] = -7 * i;
-  std::vector<std::int32_t> want(static_cast<std::size_t>(n) + 256);
-  for (std::int32_t i = 0; i < n; ++i)
-    want[static_cast<std::size_t>(i)] = i >= split ? z[0] : i % 2 == 0 ? x[static_cast<std::size_t>(i)] : y[static_cast<std::size_t>(n - 1 - i)];
-  for (std::int32_t r = 0; r < 16; ++r)
-    for (std::int32_t c = 0; c < 16; ++c)
-      want[static_cast<std::size_t>(n + r * 16 + c)] = r % 3 == 0 ? x[static_cast<std::size_t>(r * 16 + c)] : y[static_cast<std::size_t>(r * 16 + c)];
+  auto k = language_reference::make_where_pointers();
+  const language_reference::WherePointersCase c;
+  const auto want = c.expected();
   for (ts::Executor e : kExecutors) {
     auto out = poisoned<std::int32_t>(want.size());
-    k[{.grid = {ts::cdiv(static_cast<std::int64_t>(n), 256)}, .num_warps = 4, .executor = e}](x, y, z, out, split, n);
+    k[{.grid = {ts::cdiv(static_cast<std::int64_t>(c.n), 256)}, .num_warps = 4, .executor = e}](c.x, c.y, c.z, out, c.split, c.n);
     expect_match(std::string("where on pointers, ") + executor_name(e), out, want);
   }
 }
