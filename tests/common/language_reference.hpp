@@ -1,7 +1,8 @@
 // What the host and the GPU tests of the shape ops built from primitives (cat, interleave,
 // ravel, flip, broadcast_to) share: one kernel that applies the op chosen by meta OP to R x C
 // tiles, and the row-major result Triton's definitions give, computed here in plain C++. Also
-// where on pointer tiles: its kernel and its expected output.
+// where on pointer tiles, and reductions and scans over tuples of tiles: kernels and expected
+// outputs.
 #pragma once
 #include <tessera/tessera.hpp>
 
@@ -112,5 +113,72 @@ struct WherePointersCase {
     return want;
   }
 };
+
+// Reductions and scans over tuples (Triton's tl.reduce / tl.associative_scan with tuples) on an
+// R x C tile, row-major in and out:
+// - an argmax along the rows whose ties take the LARGER index (not tessera::argmax's rule, so
+//   that the user's combine is what runs): out_val[r] (f32), out_idx[r];
+// - the linear recurrence h[c] = a[c] * h[c-1] + b[c] (h[-1] = 0) along each row as the scan of
+//   (a, b) pairs under (a1, b1) . (a2, b2) = (a1 a2, a2 b1 + b2), which is associative but not
+//   commutative, forward into h_fwd and reversed (h[c] = a[c] * h[c+1] + b[c]) into h_rev; i32
+//   arithmetic wraps alike on both sides.
+inline auto make_tuple_reductions() {
+  return ts::kernel("tuple_reductions", [](ts::Ptr<float> v, ts::Ptr<std::int32_t> a, ts::Ptr<std::int32_t> b,
+                                           ts::Ptr<float> out_val, ts::Ptr<std::int32_t> out_idx,
+                                           ts::Ptr<std::int32_t> h_fwd, ts::Ptr<std::int32_t> h_rev) {
+    const int R = static_cast<int>(ts::meta("R")), C = static_cast<int>(ts::meta("C"));
+    auto rows = ts::arange(0, R), cols = ts::arange(0, C);
+    auto at = rows.col() * C + cols.row();
+    auto idx = ts::broadcast_to(cols.row(), {R, C});
+    auto [best, best_idx] = ts::reduce(std::tuple{ts::load(v + at), idx}, 1, [](auto v1, auto i1, auto v2, auto i2) {
+      auto take_right = (v2 > v1) | ((v2 == v1) & (i2 > i1));
+      return std::tuple{ts::where(take_right, v2, v1), ts::where(take_right, i2, i1)};
+    });
+    ts::store(out_val + rows, best);
+    ts::store(out_idx + rows, best_idx);
+    auto pair = std::tuple{ts::load(a + at), ts::load(b + at)};
+    auto compose = [](auto a1, auto b1, auto a2, auto b2) { return std::tuple{a1 * a2, a2 * b1 + b2}; };
+    ts::store(h_fwd + at, std::get<1>(ts::associative_scan(pair, 1, compose)));
+    ts::store(h_rev + at, std::get<1>(ts::associative_scan(pair, 1, compose, /*reverse=*/true)));
+  });
+}
+
+struct TupleReductionsCase {
+  int R, C;
+  std::vector<float> v;
+  std::vector<std::int32_t> a, b;
+  TupleReductionsCase(int rows, int cols) : R(rows), C(cols) {
+    for (int i = 0; i < R * C; ++i) {
+      v.push_back(static_cast<float>((i * 7919) % 13));  // many ties
+      a.push_back((i * 31) % 5 - 2);
+      b.push_back((i * 17) % 9 - 4);
+    }
+  }
+  struct Expected {
+    std::vector<float> val;
+    std::vector<std::int32_t> idx, h_fwd, h_rev;
+  };
+  Expected expected() const {
+    Expected e;
+    auto wrap = [](std::int64_t x) { return static_cast<std::int32_t>(static_cast<std::uint32_t>(x)); };
+    for (int r = 0; r < R; ++r) {
+      int best = 0;
+      for (int c = 1; c < C; ++c)
+        if (v[r * C + c] >= v[r * C + best]) best = c;
+      e.val.push_back(v[r * C + best]);
+      e.idx.push_back(best);
+    }
+    e.h_fwd.resize(v.size());
+    e.h_rev.resize(v.size());
+    for (int r = 0; r < R; ++r) {
+      std::int32_t h = 0;
+      for (int c = 0; c < C; ++c) e.h_fwd[r * C + c] = h = wrap(std::int64_t{a[r * C + c]} * h + b[r * C + c]);
+      h = 0;
+      for (int c = C - 1; c >= 0; --c) e.h_rev[r * C + c] = h = wrap(std::int64_t{a[r * C + c]} * h + b[r * C + c]);
+    }
+    return e;
+  }
+};
+inline constexpr std::pair<int, int> kTupleShapes[] = {{4, 8}, {16, 64}, {2, 256}, {8, 1}};
 
 }  // namespace language_reference

@@ -170,3 +170,25 @@ TEST_CASE("GPU where on pointer tiles picks each element's pointer as Triton's",
   ts::synchronize(ts::Executor::Cuda);
   gpu_test::check_equal("where on pointers", out.to_host(), want);
 }
+
+TEST_CASE("GPU reduce and associative_scan over tuples run the user's combine as Triton's", "[gpu][shape]") {
+  auto k = language_reference::make_tuple_reductions();
+  for (auto [R, C] : language_reference::kTupleShapes) {
+    const language_reference::TupleReductionsCase c(R, C);
+    const auto want = c.expected();
+    const ts::Executor gpu = ts::Executor::Cuda;
+    auto v = ts::Buffer<float>::from_host(c.v, gpu);
+    auto a = ts::Buffer<std::int32_t>::from_host(c.a, gpu), b = ts::Buffer<std::int32_t>::from_host(c.b, gpu);
+    auto val = ts::Buffer<float>::from_host(std::vector<float>(static_cast<std::size_t>(R), -1.f), gpu);
+    auto idx = ts::Buffer<std::int32_t>::from_host(std::vector<std::int32_t>(static_cast<std::size_t>(R), -1), gpu);
+    auto fwd = ts::Buffer<std::int32_t>::from_host(std::vector<std::int32_t>(c.a.size(), -1), gpu);
+    auto rev = ts::Buffer<std::int32_t>::from_host(std::vector<std::int32_t>(c.a.size(), -1), gpu);
+    k[{.grid = {1}, .meta = {{"R", R}, {"C", C}}, .num_warps = 4, .executor = gpu}](v, a, b, val, idx, fwd, rev);
+    ts::synchronize(gpu);
+    const std::string what = std::to_string(R) + "x" + std::to_string(C);
+    gpu_test::check_equal("tuple argmax values " + what, val.to_host(), want.val);
+    gpu_test::check_equal("tuple argmax indices " + what, idx.to_host(), want.idx);
+    gpu_test::check_equal("linear recurrence " + what, fwd.to_host(), want.h_fwd);
+    gpu_test::check_equal("reversed linear recurrence " + what, rev.to_host(), want.h_rev);
+  }
+}

@@ -88,6 +88,26 @@ TEST_CASE("where on pointer tiles picks each element's pointer as Triton's", "[h
   }
 }
 
+TEST_CASE("reduce and associative_scan over tuples run the user's combine as Triton's", "[host][language]") {
+  enable_host();
+  auto k = language_reference::make_tuple_reductions();
+  for (auto [R, C] : language_reference::kTupleShapes) {
+    const language_reference::TupleReductionsCase c(R, C);
+    const auto want = c.expected();
+    for (ts::Executor e : kExecutors) {
+      auto val = poisoned<float>(static_cast<std::size_t>(R));
+      auto idx = poisoned<std::int32_t>(static_cast<std::size_t>(R));
+      auto fwd = poisoned<std::int32_t>(c.a.size()), rev = poisoned<std::int32_t>(c.a.size());
+      k[{.grid = {1}, .meta = {{"R", R}, {"C", C}}, .num_warps = 4, .executor = e}](c.v, c.a, c.b, val, idx, fwd, rev);
+      const std::string what = std::to_string(R) + "x" + std::to_string(C) + ", " + executor_name(e);
+      expect_match("tuple argmax values, " + what, val, want.val);
+      expect_match("tuple argmax indices, " + what, idx, want.idx);
+      expect_match("linear recurrence, " + what, fwd, want.h_fwd);
+      expect_match("reversed linear recurrence, " + what, rev, want.h_rev);
+    }
+  }
+}
+
 TEST_CASE("swizzle2d renumbers a grid in groups of rows as Triton's", "[host][language]") {
   enable_host();
   auto k = ts::kernel("swizzle", [](ts::Ptr<std::int32_t> out, ts::Int size_i, ts::Int size_j) {

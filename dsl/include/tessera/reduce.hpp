@@ -3,8 +3,11 @@
 // the shape. A user combine function takes two scalar tiles and returns their combination; it is
 // traced once into the op's region and must be associative (and, for reduce, commutative).
 #pragma once
+#include <cstddef>
 #include <functional>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tessera/tile.hpp"
@@ -95,6 +98,47 @@ namespace detail {
 // argmax / argmin: reduce (value, index) pairs; ties keep the smaller index (as Triton).
 TESSERA_API ir::Value* trace_arg_reduce(ir::Value* x, int axis, bool is_max, const Loc& loc);
 }  // namespace detail
+
+namespace detail {
+// Several tiles reduced or scanned together (Triton's tl.reduce / tl.associative_scan over a
+// tuple): f takes the left elements, then the right ones, as scalar tiles, and returns a
+// std::tuple of the combined elements in the same order and types.
+template <class... T, std::size_t... I, class F>
+std::tuple<Tile<T>...> reduce_tuple_with(const std::tuple<Tile<T>...>& xs, int axis, bool scan, bool reverse, F& f,
+                                         std::index_sequence<I...>, const Loc& loc) {
+  Combine c = [&](const std::vector<ir::Value*>& l, const std::vector<ir::Value*>& r) {
+    std::tuple<Tile<T>...> out = f(Tile<T>(l[I], loc)..., Tile<T>(r[I], loc)...);
+    return std::vector<ir::Value*>{std::get<I>(out).ir_value(loc)...};
+  };
+  const std::vector<ir::Value*> results = trace_reduce({std::get<I>(xs).ir_value(loc)...}, axis, scan, reverse, c, loc);
+  return std::tuple<Tile<T>...>(Tile<T>(results[I], loc)...);
+}
+}  // namespace detail
+
+// reduce(std::tuple{x, y, ...}, axis, f): the tiles (one shape) reduced together along axis, as
+// Triton's tl.reduce((x, y), axis, f): f(x1, y1, ..., x2, y2, ...) -> std::tuple{x, y, ...} on
+// scalar tiles, associative and commutative (e.g. an argmax with its own tie rule).
+template <class... T, class F>
+std::tuple<Tile<T>...> reduce(const std::tuple<Tile<T>...>& xs, int axis, F&& f, const Loc& loc = Loc::current()) {
+  static_assert(sizeof...(T) > 0, "tessera::reduce: needs at least one tile");
+  static_assert(std::is_invocable_r_v<std::tuple<Tile<T>...>, F&, Tile<T>..., Tile<T>...>,
+                "tessera::reduce over a tuple: the combine function must take the left elements, then the right ones "
+                "(Tile<T> each), and return a std::tuple of Tile<T> in the same order");
+  return detail::reduce_tuple_with(xs, axis, false, false, f, std::index_sequence_for<T...>{}, loc);
+}
+
+// associative_scan(std::tuple{x, y, ...}, axis, f, reverse): the inclusive scan of several tiles
+// together, as Triton's tl.associative_scan((x, y), axis, f, reverse) (a linear recurrence
+// h = a*h + b is the scan of (a, b) pairs); f as for reduce over a tuple, associative.
+template <class... T, class F>
+std::tuple<Tile<T>...> associative_scan(const std::tuple<Tile<T>...>& xs, int axis, F&& f, bool reverse = false,
+                                        const Loc& loc = Loc::current()) {
+  static_assert(sizeof...(T) > 0, "tessera::associative_scan: needs at least one tile");
+  static_assert(std::is_invocable_r_v<std::tuple<Tile<T>...>, F&, Tile<T>..., Tile<T>...>,
+                "tessera::associative_scan over a tuple: the combine function must take the left elements, then the "
+                "right ones (Tile<T> each), and return a std::tuple of Tile<T> in the same order");
+  return detail::reduce_tuple_with(xs, axis, true, reverse, f, std::index_sequence_for<T...>{}, loc);
+}
 
 template <class T>
 Tile<std::int32_t> argmax(const Tile<T>& x, int axis, const Loc& loc = Loc::current()) {
