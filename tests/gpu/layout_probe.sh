@@ -2,8 +2,7 @@
 # Runs on the GPU machine after tests/gpu/pack.sh: tessera's matmul and Triton 3.6's tutorial kernel
 # side by side, per operand layout (nn; tn: A column-major, the backward's Aᵀ·dC; nt: B
 # column-major), shape and configuration, to locate what makes a layout slow (notes/tensor-cores.md,
-# "tn is the next problem"). Smaller matrices (fewer pages for a tile to walk) test the
-# address-translation hypothesis. Prints one line per (shape, config, layout): TFLOP/s of both.
+# "Session 14": tn's cause). Prints one line per (shape, config, layout): TFLOP/s of both.
 #   bash tests/gpu/layout_probe.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/tessera-out}; mkdir -p "$OUT"
