@@ -222,6 +222,14 @@ ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc& loc) {
 
 ir::Value* emit_cast(ir::Value* a, DType to, const Loc& loc) { return cast_to(builder_at(loc), a, to); }
 
+ir::Value* emit_bitcast(ir::Value* a, DType to, DType pointee, const Loc& loc) {
+  ir::Type t = a->type.with_dtype(to);
+  if (to == DType::Ptr) t.pointee = pointee;
+  if (const std::string p = ir::bitcast_problem(a->type, t); !p.empty()) program_error(loc, p);
+  if (t == a->type) return a;
+  return builder_at(loc).create1(OpKind::Bitcast, {a}, t);
+}
+
 ir::Value* emit_expand_dims(ir::Value* a, int axis, const Loc& loc) {
   const int rank = a->type.rank();
   const int at = axis < 0 ? axis + rank + 1 : axis;

@@ -211,6 +211,16 @@ AxisInfo AxisInfoAnalysis::transfer(const Op& op) const {
         return operand(0);
       return elementwise_default();
     }
+    case OpKind::Bitcast: {
+      // A pointer keeps its address: divisibility (in bytes) and constancy hold, and contiguity (in
+      // elements) holds while the pointee keeps its size. Numbers under another type keep only
+      // constancy (i32 -1, 0 are consecutive; u32 0xffffffff, 0 are not).
+      if (!res->type.is_ptr()) return elementwise_default();
+      AxisInfo r = operand(0);
+      if (ir::dtype_bytes(res->type.pointee) != ir::dtype_bytes(op.operands[0]->type.pointee))
+        std::fill(r.contiguity.begin(), r.contiguity.end(), 1);
+      return r;
+    }
     case OpKind::AtomicRmw:
     case OpKind::AtomicCas:
       return unknown(res);  // old values differ per lane even where every operand is constant

@@ -175,6 +175,7 @@ class ProgramRunner {
         return;
       }
       case OpKind::Cast: return set(op.result(), eval_cast(op, operand(op, 0)));
+      case OpKind::Bitcast: return set(op.result(), eval_bitcast(op, operand(op, 0)));
       case OpKind::Dot: return set(op.result(), eval_dot(op, operand(op, 0), operand(op, 1), operand(op, 2)));
       case OpKind::Select: return set(op.result(), eval_select(op, operand(op, 0), operand(op, 1), operand(op, 2)));
       case OpKind::AddPtr: return set(op.result(), eval_addptr(op, operand(op, 0), operand(op, 1)));

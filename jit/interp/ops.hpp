@@ -26,6 +26,8 @@ Tile eval_compare(const ir::Op& op, const Tile& a, const Tile& b);
 // neg not exp log sqrt abs.
 Tile eval_unary(const ir::Op& op, const Tile& a);
 Tile eval_cast(const ir::Op& op, const Tile& a);
+// The same bytes under the result's element type (ops.def: widths equal, i1 excluded).
+Tile eval_bitcast(const ir::Op& op, const Tile& a);
 // exp2 log2 rsqrt sin cos tanh sigmoid erf floor ceil, pow and fma (math.cpp): host libm in the
 // element type, f16/bf16 through f32.
 bool is_math_op(ir::OpKind k);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "jit/interp/convert.hpp"
@@ -97,6 +98,16 @@ Tile eval_cast(const ir::Op& op, const Tile& a_in) {
       map_elems<From, To>(a, out, [](From x) { return cast_elem<To>(x); });
     });
   });
+  return out;
+}
+
+Tile eval_bitcast(const ir::Op& op, const Tile& a) {
+  const ir::Type& rt = op.result()->type;
+  Tile out(rt);
+  if (a.numel() != out.numel() || a.elem_bytes() != out.elem_bytes())
+    internal_error(op, fmt::format("bitcast of {} x {} bytes to {} x {} bytes", a.numel(), a.elem_bytes(), out.numel(),
+                                   out.elem_bytes()));
+  std::memcpy(out.raw(), a.raw(), static_cast<std::size_t>(a.numel() * a.elem_bytes()));
   return out;
 }
 

@@ -76,4 +76,20 @@ std::string to_string(const Type& t) {
   return s + ">";
 }
 
+std::string bitcast_problem(const Type& in, const Type& out) {
+  if (in.shape != out.shape || in.layout != out.layout)
+    return fmt::format("bitcast changes the shape: {} to {}", to_string(in), to_string(out));
+  if (in.is_ptr() != out.is_ptr())
+    return fmt::format("bitcast between a pointer and a number ({} to {}); a pointer bitcasts to another pointer only",
+                       to_string(in), to_string(out));
+  if (in.is_ptr()) return "";
+  if (in.dtype == DType::I1 || out.dtype == DType::I1)
+    return fmt::format("bitcast of i1 ({} to {}): a mask has no bit width to reinterpret; cast it", to_string(in),
+                       to_string(out));
+  if (dtype_bits(in.dtype) != dtype_bits(out.dtype))
+    return fmt::format("bitcast between {} bits and {} bits ({} to {}); the widths must match", dtype_bits(in.dtype),
+                       dtype_bits(out.dtype), to_string(in), to_string(out));
+  return "";
+}
+
 }  // namespace tessera::ir

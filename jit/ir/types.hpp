@@ -70,4 +70,9 @@ struct Type {
 std::string to_string(const Type& t);
 std::string to_string(const Layout& l);
 
+// "" when `from` bitcasts to `to` (ops.def `bitcast`: same shape and layout; a pointer to a
+// pointer, or a number to a number of its width, i1 excluded); else the problem, in words. The
+// verifier and the DSL both ask it.
+std::string bitcast_problem(const Type& from, const Type& to);
+
 }  // namespace tessera::ir

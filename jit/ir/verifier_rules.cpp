@@ -243,6 +243,7 @@ std::string compare_rule(const Op& op) {
 std::string unary_rule(const Op& op) {
   const Type& in = operand_type(op, 0);
   const Type& out = result_type(op);
+  if (op.kind == OpKind::Bitcast) return bitcast_problem(in, out);
   if (in.is_ptr() || out.is_ptr()) return fmt::format("'{}' does not apply to pointers", op.name());
   if (op.kind == OpKind::Cast) {
     if (in.shape != out.shape || in.layout != out.layout)

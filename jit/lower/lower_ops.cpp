@@ -51,7 +51,10 @@ void KernelLowering::lower_elementwise(const Op& op) {
         out[s] = lower_compare(op.kind, op.operands[0]->type.dtype, arg(0), arg(1));
         break;
       case ir::OpCategory::Unary:
-        out[s] = op.kind == OpKind::Cast ? lower_cast(op.operands[0]->type, res->type, arg(0)) : lower_unary(op, arg(0));
+        if (op.kind == OpKind::Cast) out[s] = lower_cast(op.operands[0]->type, res->type, arg(0));
+        // Pointers are opaque in LLVM (one address space per kernel): a pointer bitcast is no instruction.
+        else if (op.kind == OpKind::Bitcast) out[s] = res->type.is_ptr() ? arg(0) : b_.CreateBitCast(arg(0), scalar_type(res->type.element()));
+        else out[s] = lower_unary(op, arg(0));
         break;
       default:
         if (op.kind == OpKind::Select) {

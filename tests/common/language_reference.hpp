@@ -1,12 +1,15 @@
 // What the host and the GPU tests of the shape ops built from primitives (cat, interleave,
 // ravel, flip, broadcast_to) share: one kernel that applies the op chosen by meta OP to R x C
 // tiles, and the row-major result Triton's definitions give, computed here in plain C++. Also
-// where on pointer tiles, and reductions and scans over tuples of tiles: kernels and expected
-// outputs.
+// where on pointer tiles, reductions and scans over tuples of tiles, and bitcast: kernels and
+// expected outputs.
 #pragma once
 #include <tessera/tessera.hpp>
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -180,5 +183,73 @@ struct TupleReductionsCase {
   }
 };
 inline constexpr std::pair<int, int> kTupleShapes[] = {{4, 8}, {16, 64}, {2, 256}, {8, 1}};
+
+
+// bitcast (Triton's x.to(dtype, bitcast=True)) of numbers and of pointers, n >= 256 elements:
+// - out32[i] = the bits of f[i]; out32[n + i] = the same, loaded through a Ptr<uint32_t> made
+//   from f; outf[i] = f[i] with its sign bit flipped through the bits (exactly -f[i], NaN payloads
+//   too);
+// - out16[i] = the high half of f[i]'s bits, loaded through a Ptr<int16_t> made from f (a pointer
+//   to a narrower type: element 2i + 1 on a little-endian machine); out16[n + i] = the bits of h[i];
+// - out64[i] = the bits of d[i];
+// - out32[2n + 16r + c] = the bits of f[16c + r]: a transposed 16 x 16 tile bitcast, stored by
+//   program 0 (a layout the 1-D lines do not have).
+inline auto make_bitcasts() {
+  return ts::kernel("bitcasts", [](ts::Ptr<float> f, ts::Ptr<ts::half> h, ts::Ptr<double> d,
+                                   ts::Ptr<std::uint32_t> out32, ts::Ptr<std::int16_t> out16,
+                                   ts::Ptr<std::int64_t> out64, ts::Ptr<float> outf, ts::Int n) {
+    auto offs = ts::program_id(0) * 256 + ts::arange(0, 256);
+    auto mask = offs < n;
+    auto bits = ts::bitcast<std::uint32_t>(ts::load(f + offs, mask));
+    ts::store(out32 + offs, bits, mask);
+    ts::store(outf + offs, ts::bitcast<float>(bits ^ 0x80000000u), mask);
+    auto words = ts::bitcast<ts::Pointer<std::uint32_t>>(f);
+    ts::store(out32 + n + offs, ts::load(words + offs, mask), mask);
+    auto halves = ts::bitcast<ts::Pointer<std::int16_t>>(f);
+    ts::store(out16 + offs, ts::load(halves + 2 * offs + 1, mask), mask);
+    ts::store(out16 + n + offs, ts::bitcast<std::int16_t>(ts::load(h + offs, mask)), mask);
+    ts::store(out64 + offs, ts::bitcast<std::int64_t>(ts::load(d + offs, mask)), mask);
+    auto r = ts::arange(0, 16), c = ts::arange(0, 16);
+    auto t = ts::trans(ts::load(f + r.col() * 16 + c.row()));
+    ts::store(out32 + 2 * n + r.col() * 16 + c.row(), ts::bitcast<std::uint32_t>(t), ts::program_id(0) == 0);
+  });
+}
+
+// Inputs with the values whose bits a conversion would change (NaNs with payloads, -0, infinities,
+// subnormals) and the outputs make_bitcasts must give, computed with std::bit_cast.
+struct BitcastCase {
+  std::int32_t n = 1000;
+  std::vector<float> f;
+  std::vector<ts::half> h;
+  std::vector<double> d;
+  BitcastCase() {
+    const float specials[] = {std::bit_cast<float>(0x7fc01234u), std::bit_cast<float>(0xff800001u), -0.0f,
+                              std::numeric_limits<float>::infinity(), std::numeric_limits<float>::denorm_min(),
+                              -std::numeric_limits<float>::min()};
+    for (std::int32_t i = 0; i < n; ++i) {
+      f.push_back(i < 6 ? specials[i] : std::ldexp(static_cast<float>(i * 37 % 1001) - 500.f, i % 40 - 20));
+      h.push_back(ts::half::from_bits(static_cast<std::uint16_t>(i * 65 + 7)));  // every class, NaNs included
+      d.push_back(i < 6 ? static_cast<double>(specials[i]) : std::ldexp(static_cast<double>(i) - 499.5, i % 600 - 300));
+    }
+  }
+  struct Want {
+    std::vector<std::uint32_t> out32;
+    std::vector<std::int16_t> out16;
+    std::vector<std::int64_t> out64;
+    std::vector<std::uint32_t> outf_bits;  // outf compared as bits: NaN payloads must survive
+  };
+  Want expected() const {
+    Want w;
+    for (std::int32_t i = 0; i < n; ++i) w.out32.push_back(std::bit_cast<std::uint32_t>(f[i]));
+    for (std::int32_t i = 0; i < n; ++i) w.out32.push_back(std::bit_cast<std::uint32_t>(f[i]));
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 16; ++c) w.out32.push_back(std::bit_cast<std::uint32_t>(f[c * 16 + r]));
+    for (std::int32_t i = 0; i < n; ++i) w.out16.push_back(static_cast<std::int16_t>(std::bit_cast<std::uint32_t>(f[i]) >> 16));
+    for (std::int32_t i = 0; i < n; ++i) w.out16.push_back(static_cast<std::int16_t>(h[i].bits));
+    for (std::int32_t i = 0; i < n; ++i) w.out64.push_back(std::bit_cast<std::int64_t>(d[i]));
+    for (std::int32_t i = 0; i < n; ++i) w.outf_bits.push_back(std::bit_cast<std::uint32_t>(f[i]) ^ 0x80000000u);
+    return w;
+  }
+};
 
 }  // namespace language_reference

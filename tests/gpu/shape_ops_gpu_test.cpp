@@ -6,6 +6,7 @@
 #include <tessera/tessera.hpp>
 
 #include <array>
+#include <bit>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -169,6 +170,28 @@ TEST_CASE("GPU where on pointer tiles picks each element's pointer as Triton's",
   k[{.grid = {ts::cdiv(static_cast<std::int64_t>(c.n), 256)}, .num_warps = 4, .executor = ts::Executor::Cuda}](x, y, z, out, c.split, c.n);
   ts::synchronize(ts::Executor::Cuda);
   gpu_test::check_equal("where on pointers", out.to_host(), want);
+}
+
+TEST_CASE("GPU bitcast reinterprets numbers and pointers bit for bit", "[gpu][shape]") {
+  auto k = language_reference::make_bitcasts();
+  const language_reference::BitcastCase c;
+  const auto want = c.expected();
+  const ts::Executor gpu = ts::Executor::Cuda;
+  auto f = ts::Buffer<float>::from_host(c.f, gpu);
+  auto h = ts::Buffer<ts::half>::from_host(c.h, gpu);
+  auto d = ts::Buffer<double>::from_host(c.d, gpu);
+  auto out32 = ts::Buffer<std::uint32_t>::from_host(std::vector<std::uint32_t>(want.out32.size(), 0xdeadbeefu), gpu);
+  auto out16 = ts::Buffer<std::int16_t>::from_host(std::vector<std::int16_t>(want.out16.size(), -1), gpu);
+  auto out64 = ts::Buffer<std::int64_t>::from_host(std::vector<std::int64_t>(want.out64.size(), -1), gpu);
+  auto outf = ts::Buffer<float>::from_host(std::vector<float>(want.outf_bits.size(), -1.0f), gpu);
+  k[{.grid = {ts::cdiv(static_cast<std::int64_t>(c.n), 256)}, .num_warps = 4, .executor = gpu}](f, h, d, out32, out16, out64, outf, c.n);
+  ts::synchronize(gpu);
+  gpu_test::check_equal("bitcast to u32", out32.to_host(), want.out32);
+  gpu_test::check_equal("bitcast to i16", out16.to_host(), want.out16);
+  gpu_test::check_equal("bitcast to i64", out64.to_host(), want.out64);
+  std::vector<std::uint32_t> outf_bits;
+  for (float x : outf.to_host()) outf_bits.push_back(std::bit_cast<std::uint32_t>(x));
+  gpu_test::check_equal("sign flipped through the bits", outf_bits, want.outf_bits);
 }
 
 TEST_CASE("GPU reduce and associative_scan over tuples run the user's combine as Triton's", "[gpu][shape]") {

@@ -108,6 +108,28 @@ TEST_CASE("reduce and associative_scan over tuples run the user's combine as Tri
   }
 }
 
+TEST_CASE("bitcast reinterprets numbers and pointers bit for bit", "[host][language]") {
+  enable_host();
+  auto k = language_reference::make_bitcasts();
+  const language_reference::BitcastCase c;
+  const auto want = c.expected();
+  for (ts::Executor e : kExecutors) {
+    auto out32 = poisoned<std::uint32_t>(want.out32.size());
+    auto out16 = poisoned<std::int16_t>(want.out16.size());
+    auto out64 = poisoned<std::int64_t>(want.out64.size());
+    auto outf = poisoned<float>(want.outf_bits.size());
+    k[{.grid = {ts::cdiv(static_cast<std::int64_t>(c.n), 256)}, .num_warps = 4, .executor = e}](
+        c.f, c.h, c.d, out32, out16, out64, outf, c.n);
+    const std::string on = std::string(", ") + executor_name(e);
+    expect_match("bitcast to u32" + on, out32, want.out32);
+    expect_match("bitcast to i16" + on, out16, want.out16);
+    expect_match("bitcast to i64" + on, out64, want.out64);
+    std::vector<std::uint32_t> outf_bits;
+    for (float x : outf) outf_bits.push_back(std::bit_cast<std::uint32_t>(x));
+    expect_match("sign flipped through the bits" + on, outf_bits, want.outf_bits);
+  }
+}
+
 TEST_CASE("swizzle2d renumbers a grid in groups of rows as Triton's", "[host][language]") {
   enable_host();
   auto k = ts::kernel("swizzle", [](ts::Ptr<std::int32_t> out, ts::Int size_i, ts::Int size_j) {

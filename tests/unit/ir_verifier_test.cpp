@@ -77,6 +77,23 @@ TEST_CASE("verifier: type rules", "[ir][verifier]") {
   rejects("  %0 = program_id {axis = 3} : i32\n  return\n", "axis must be 0, 1 or 2, got 3");
 }
 
+TEST_CASE("verifier: bitcast keeps the width, and pointers stay pointers", "[ir][verifier]") {
+  auto m = parse_module(R"(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
+  %0 = bitcast %p : ptr<i16>
+  %1 = bitcast %n : f32
+  %2 = bitcast %1 : u32
+  %3 = constant {value = 1} : <4xi16>
+  %4 = bitcast %3 : <4xbf16>
+  return
+}
+)", "ok.tir");
+  CHECK_NOTHROW(verify(*m));
+  rejects("  %0 = bitcast %n : f64\n  return\n", "bitcast between 32 bits and 64 bits");
+  rejects("  %0 = bitcast %p : i64\n  return\n", "a pointer bitcasts to another pointer only");
+  rejects("  %0 = constant {value = 1} : i1\n  %1 = bitcast %0 : u8\n  return\n", "a mask has no bit width");
+  rejects("  %0 = constant {value = 1} : <4xi32>\n  %1 = bitcast %0 : <2xi32>\n  return\n", "bitcast changes the shape");
+}
+
 TEST_CASE("verifier: for and if arities and types", "[ir][verifier]") {
   rejects("  %0 = constant {value = 0} : i32\n  %1 = constant {value = 0.0} : f32\n"
           "  %2 = for %0, %n, %0, %1 : f32 {\n  ^bb(%3: i32, %4: f32):\n    yield %3\n  }\n  return\n",

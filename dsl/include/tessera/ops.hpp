@@ -307,6 +307,24 @@ Ptr<T> where(const Tile<M>& mask, const Ptr<T>& a, const Ptr<T>& b, const Loc& l
   return Ptr<T>(detail::emit_select_pointer(mask.ir_value(loc), a.ir_value(loc), b.ir_value(loc), loc), loc);
 }
 
+// The same bits read as another type (Triton's `x.to(dtype, bitcast=True)`): a number tile to a
+// number type of its width (float <-> int32_t/uint32_t, half <-> bfloat16/int16_t, double <->
+// int64_t), or a pointer tile to a pointer of another element type (the addresses unchanged):
+//   ts::Tile<std::uint32_t> bits = ts::bitcast<std::uint32_t>(x);          // x: Tile<float>
+//   ts::Ptr<std::int32_t> words = ts::bitcast<ts::Pointer<std::int32_t>>(p);  // p: Ptr<float>
+template <class U, class T>
+Tile<U> bitcast(const Tile<T>& x, const Loc& loc = Loc::current()) {
+  static_assert(TileElement<U>, "tessera::bitcast<U>: U must be a tile element type (a number type or ts::Pointer<T>)");
+  static_assert(PointerElement<T> == PointerElement<U>,
+                "tessera::bitcast: a pointer bitcasts only to another pointer (ts::Pointer<T>), a number only to a number");
+  if constexpr (!PointerElement<T>) {
+    static_assert(!std::is_same_v<T, bool> && !std::is_same_v<U, bool>,
+                  "tessera::bitcast of bool: a mask has no bit width to reinterpret; use .to<U>()");
+    static_assert(sizeof(T) == sizeof(U), "tessera::bitcast: the two element types must have the same width");
+  }
+  return Tile<U>(detail::emit_bitcast(x.ir_value(loc), dtype_of<U>, ElementTraits<U>::pointee, loc), loc);
+}
+
 namespace detail {
 // `other` of a load or the value of a store, converted to the pointee type T as Triton casts
 // them: a tile of another element type through a cast, a C++ number as a cast would convert it.

@@ -76,6 +76,8 @@ TESSERA_API ir::Value* emit_fma(ir::Value* a, ir::Value* b, ir::Value* c, DType 
 TESSERA_API ir::Value* emit_dot(ir::Value* a, ir::Value* b, ir::Value* acc, int input_precision, const Loc& loc);
 TESSERA_API ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc& loc);
 TESSERA_API ir::Value* emit_cast(ir::Value* a, DType to, const Loc& loc);
+// The same bits as `to` (a pointer: to a pointer to `pointee`); ops.def `bitcast`.
+TESSERA_API ir::Value* emit_bitcast(ir::Value* a, DType to, DType pointee, const Loc& loc);
 TESSERA_API ir::Value* emit_expand_dims(ir::Value* a, int axis, const Loc& loc);
 TESSERA_API ir::Value* emit_broadcast_to(ir::Value* a, const Shape& shape, const Loc& loc);
 // Shape ops (dsl/src/shape_ops.cpp): reshape keeps the row-major order; permute gives result dim i
