@@ -1,4 +1,4 @@
-// for_range and if_: open a region, run the body callback in it, and close it by turning the outer
+// for_range, while_ and if_: open a region, run the body callback in it, and close it by turning the outer
 // variables the body assigned into loop-carried values or if results (variables.cpp explains the
 // SSA construction).
 #include <fmt/format.h>
@@ -38,8 +38,9 @@ class RegionGuard {
   int depth_;
 };
 
-// Keeps the induction variable first, then `carried` in order; drops every other block argument.
-void rebuild_loop_args(ir::Block& body, const std::vector<ir::Value*>& carried) {
+// Keeps `first` (a for's induction variable; null for a do_while), then `carried` in order; drops
+// every other block argument.
+void rebuild_loop_args(ir::Block& body, ir::Value* first, const std::vector<ir::Value*>& carried) {
   std::vector<std::unique_ptr<ir::Value>> old = std::move(body.args);
   body.args.clear();
   auto take = [&](ir::Value* v) {
@@ -47,8 +48,42 @@ void rebuild_loop_args(ir::Block& body, const std::vector<ir::Value*>& carried) 
     body.args.push_back(std::move(*it));
     body.args.back()->index = static_cast<int>(body.args.size()) - 1;
   };
-  take(old.front().get());
+  if (first) take(first);
   for (ir::Value* v : carried) take(v);
+}
+
+// A loop body once traced: the outer variables it assigned, carried around the loop, and their
+// values before it.
+struct SealedLoop {
+  std::vector<SlotPtr> carried;
+  std::vector<ir::Value*> inits;
+};
+
+// Seals the innermost (loop) scope, whose region is `block`: each assigned variable becomes a
+// block argument (after `first`) and a yielded value (after `yield_prefix`), every other
+// placeholder folds to its outer value, and the scope closes.
+SealedLoop seal_loop_body(TraceState& st, ir::Block* block, ir::Value* first, std::vector<ir::Value*> yield_prefix,
+                          const ir::SourceLoc& where) {
+  const int d = st.depth();
+  Scope& sc = st.scopes.back();
+  SealedLoop out;
+  std::vector<ir::Value*> finals = std::move(yield_prefix), args;
+  for (auto& s : sc.assigned) {
+    auto in = std::find_if(sc.incoming.begin(), sc.incoming.end(), [&](const auto& i) { return i.slot == s; });
+    ir::Value* outer = value_at(st, s, d - 1);
+    out.inits.push_back(outer);
+    finals.push_back(innermost_value(st, *s));
+    args.push_back(in != sc.incoming.end() ? in->placeholder : block->add_arg(outer->type));
+  }
+  for (auto& in : sc.incoming)
+    if (std::find(sc.assigned.begin(), sc.assigned.end(), in.slot) == sc.assigned.end())
+      ir::replace_all_uses(*block, in.placeholder, in.outer);
+  rebuild_loop_args(*block, first, args);
+  st.builder.set_loc(where);
+  st.builder.create(ir::OpKind::Yield, finals, {});
+  out.carried = sc.assigned;
+  close_scope(st);
+  return out;
 }
 
 struct Assigned {
@@ -127,31 +162,39 @@ void trace_for(ir::Value* lb, ir::Value* ub, ir::Value* step, const std::functio
   open_scope(st, Scope::Kind::Loop, block, where);
   b.set_block(block);
   body(iv);
-
-  // Seal the body: assigned variables are carried, the other placeholders fold to outer values.
-  const int d = st.depth();
-  Scope& sc = st.scopes.back();
-  std::vector<ir::Value*> inits, finals, args;
-  for (auto& s : sc.assigned) {
-    auto in = std::find_if(sc.incoming.begin(), sc.incoming.end(), [&](const auto& i) { return i.slot == s; });
-    ir::Value* outer = value_at(st, s, d - 1);
-    inits.push_back(outer);
-    finals.push_back(innermost_value(st, *s));
-    args.push_back(in != sc.incoming.end() ? in->placeholder : block->add_arg(outer->type));
-  }
-  for (auto& in : sc.incoming)
-    if (std::find(sc.assigned.begin(), sc.assigned.end(), in.slot) == sc.assigned.end())
-      ir::replace_all_uses(*block, in.placeholder, in.outer);
-  rebuild_loop_args(*block, args);
-  b.set_loc(where);
-  b.create(ir::OpKind::Yield, finals, {});
-  const std::vector<SlotPtr> carried = sc.assigned;
-  close_scope(st);
+  const SealedLoop sealed = seal_loop_body(st, block, iv, {}, where);
   b.set_block(outer_block);
   guard.done();
 
-  op->operands.insert(op->operands.end(), inits.begin(), inits.end());
-  for (std::size_t i = 0; i < carried.size(); ++i) assign(st, carried[i], op->add_result(inits[i]->type), loc);
+  op->operands.insert(op->operands.end(), sealed.inits.begin(), sealed.inits.end());
+  for (std::size_t i = 0; i < sealed.carried.size(); ++i)
+    assign(st, sealed.carried[i], op->add_result(sealed.inits[i]->type), loc);
+}
+
+void trace_while(const std::function<ir::Value*()>& cond, const std::function<void()>& body, const Loc& loc) {
+  TraceState& st = current_state(loc);
+  check_region_depth(st, "while_", loc);
+  ir::Builder& b = builder_at(loc);
+  const ir::SourceLoc where = b.loc();
+  ir::Block* outer_block = b.block();
+  ir::Op* op = b.create(ir::OpKind::DoWhile, {}, {}, {}, 1);
+  RegionGuard guard(st, op);
+  ir::Block* block = op->regions[0]->block.get();
+  open_scope(st, Scope::Kind::Loop, block, where);
+  b.set_block(block);
+  // do { c = cond(); if (c) body(); } while (c): the body never runs once cond is false.
+  ir::Value* c = cond();
+  if (c->type.is_tile() || c->type.dtype != DType::I1)
+    program_error(loc, fmt::format("while_ needs a scalar condition (i1), got {}; reduce a mask with ts::max or "
+                                   "compare a scalar", ir::to_string(c->type)));
+  trace_if(c, body, nullptr, loc);
+  const SealedLoop sealed = seal_loop_body(st, block, nullptr, {c}, where);
+  b.set_block(outer_block);
+  guard.done();
+
+  op->operands = sealed.inits;
+  for (std::size_t i = 0; i < sealed.carried.size(); ++i)
+    assign(st, sealed.carried[i], op->add_result(sealed.inits[i]->type), loc);
 }
 
 void trace_if(ir::Value* cond, const std::function<void()>& then_body, const std::function<void()>* else_body,

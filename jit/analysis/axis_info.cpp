@@ -71,13 +71,14 @@ void AxisInfoAnalysis::visit_op(const Op& op) {
     info_[body.args[0].get()] = uniform(body.args[0].get(), iv_div);
     for (std::size_t i = 1; i < body.args.size(); ++i) info_[body.args[i].get()] = unknown(body.args[i].get());
   }
-  if (op.kind == OpKind::Reduce || op.kind == OpKind::Scan)
+  if (op.kind == OpKind::Reduce || op.kind == OpKind::Scan || op.kind == OpKind::DoWhile)
     for (const auto& a : op.regions[0]->block->args) info_[a.get()] = unknown(a.get());
   for (const auto& r : op.regions) visit_block(*r->block);
   // Shape ops move elements to other dims (split has two results): nothing carries over.
   const bool moves = op.kind == OpKind::Reshape || op.kind == OpKind::Trans || op.kind == OpKind::Join ||
                      op.kind == OpKind::Split;
-  if (moves || op.kind == OpKind::For || op.kind == OpKind::If || op.kind == OpKind::Reduce || op.kind == OpKind::Scan) {
+  if (moves || op.kind == OpKind::For || op.kind == OpKind::If || op.kind == OpKind::DoWhile || op.kind == OpKind::Reduce ||
+      op.kind == OpKind::Scan) {
     for (const auto& r : op.results) info_[r.get()] = unknown(r.get());
     return;
   }

@@ -150,7 +150,7 @@ SharedMemoryPlan::SharedMemoryPlan(const ir::Module& m) {
 namespace {
 bool inside_a_loop(const Op& op) {
   for (const Op* p = ir::parent_op(op); p; p = ir::parent_op(*p))
-    if (p->kind == OpKind::For) return true;
+    if (p->kind == OpKind::For || p->kind == OpKind::DoWhile) return true;
   return false;
 }
 }  // namespace
@@ -249,7 +249,7 @@ void SharedMemoryPlan::walk_phase(const Op& op, int phase, Pending& pending) {
 
 void SharedMemoryPlan::walk_block(const ir::Block& b, Pending& pending) {
   for (const auto& op : b.ops) {
-    if (op->kind == OpKind::For) {
+    if (op->kind == OpKind::For || op->kind == OpKind::DoWhile) {
       // The head sees what precedes the loop and what the end of the body leaves; barriers only
       // get added, so the pending set at the head grows monotonically to a fixed point.
       Pending head = pending;
@@ -260,7 +260,7 @@ void SharedMemoryPlan::walk_block(const ir::Block& b, Pending& pending) {
         if (next == head) break;
         head = std::move(next);
       }
-      pending = head;  // the loop may run zero times: its exit sees the head
+      pending = head;  // a for may run zero times: its exit sees the head (a superset of the end)
       // A ring this loop's dot read (and whose last copies the loop's exit waited for): a write of
       // its bytes, for whatever reuses them after the loop.
       ir::walk(*op->regions[0]->block, [&](const Op& o) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <unordered_map>
 
 #include "jit/interp/memory.hpp"
@@ -125,7 +126,7 @@ class ProgramRunner {
   void exec_op(const ir::Op& op) {
     check_arity(op);
     exec_op_kind(op);
-    if (op.kind != OpKind::For && op.kind != OpKind::If) inherit_provenance(op);
+    if (op.kind != OpKind::For && op.kind != OpKind::If && op.kind != OpKind::DoWhile) inherit_provenance(op);
   }
 
   // A pointer result of an op over pointers of one argument derives from that argument (addptr,
@@ -188,6 +189,7 @@ class ProgramRunner {
         return set(op.result(), eval_atomic_cas(op, mem_, operand(op, 0), operand(op, 1), operand(op, 2)));
       case OpKind::For: return exec_for(op);
       case OpKind::If: return exec_if(op);
+      case OpKind::DoWhile: return exec_do_while(op);
       case OpKind::Reduce:
       case OpKind::Scan: return exec_reduce(op);
       case OpKind::Yield: case OpKind::Return: internal_error(op, "a terminator in the middle of a block");
@@ -221,6 +223,25 @@ class ProgramRunner {
       // ends instead of wrapping around and running forever.
       if (__builtin_add_overflow(i, step, &i)) break;
       set_from_int(iv, 0, i);
+    }
+    for (std::size_t k = 0; k < carried; ++k) set(op.result(static_cast<int>(k)), std::move(values[k]));
+  }
+
+  void exec_do_while(const ir::Op& op) {
+    const ir::Block& body = *op.regions[0]->block;
+    const std::size_t carried = op.operands.size();
+    if (body.args.size() != carried || op.results.size() != carried)
+      internal_error(op, "block arguments and results do not match the carried values");
+    std::vector<Tile> values;
+    for (std::size_t i = 0; i < carried; ++i) values.push_back(operand(op, i));
+    for (;;) {
+      for (std::size_t k = 0; k < carried; ++k) set(body.args[k].get(), std::move(values[k]));
+      std::vector<Tile> out = exec_block(body);
+      if (out.size() != carried + 1 || out[0].dtype() != DType::I1 || out[0].numel() != 1)
+        internal_error(op, fmt::format("the body yields {} values, a condition and {} expected", out.size(), carried));
+      const bool again = out[0].data<std::uint8_t>()[0] != 0;
+      values.assign(std::make_move_iterator(out.begin() + 1), std::make_move_iterator(out.end()));
+      if (!again) break;
     }
     for (std::size_t k = 0; k < carried; ++k) set(op.result(static_cast<int>(k)), std::move(values[k]));
   }

@@ -332,6 +332,26 @@ std::string for_rule(const Op& op) {
   return yield_problem(op, 0, types);
 }
 
+// do_while: block args, results and inits of one type each; the yield gives (cond i1, next...).
+std::string do_while_rule(const Op& op) {
+  const std::size_t carried = op.operands.size();
+  if (op.results.size() != carried)
+    return fmt::format("do_while carries {} value(s) but has {} result(s)", carried, op.results.size());
+  const Block& body = *op.regions[0]->block;
+  if (body.args.size() != carried)
+    return fmt::format("do_while body must have {} block argument(s) (the carried values), got {}", carried, body.args.size());
+  const Type cond = Type::scalar(DType::I1);
+  std::vector<const Type*> types{&cond};
+  for (std::size_t i = 0; i < carried; ++i) {
+    const Type& t = operand_type(op, static_cast<int>(i));
+    if (!same_type(body.args[i]->type, t) || !same_type(op.results[i]->type, t))
+      return fmt::format("carried value #{} is {} but its block argument is {} and its result {}", i, to_string(t),
+                         to_string(body.args[i]->type), to_string(op.results[i]->type));
+    types.push_back(&t);
+  }
+  return yield_problem(op, 0, types);
+}
+
 std::string if_rule(const Op& op) {
   if (!same_type(operand_type(op, 0), Type::scalar(DType::I1)))
     return fmt::format("if condition must be a scalar i1, got {}", ty(op.operands[0]));
@@ -400,6 +420,7 @@ std::string type_rule_problem(const Op& op) {
     case OpKind::AddPtr: return addptr_rule(op);
     case OpKind::For: return for_rule(op);
     case OpKind::If: return if_rule(op);
+    case OpKind::DoWhile: return do_while_rule(op);
     case OpKind::Reduce:
     case OpKind::Scan: return reduce_rule(op);
     case OpKind::Yield:

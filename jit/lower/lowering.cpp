@@ -210,6 +210,7 @@ void KernelLowering::lower_op(const Op& op) {
     case OpKind::AtomicCas: return lower_atomic(op);
     case OpKind::For: return lower_for(op);
     case OpKind::If: return lower_if(op);
+    case OpKind::DoWhile: return lower_do_while(op);
     case OpKind::Reduce: return lower_reduce(op);
     case OpKind::Scan: return lower_scan(op);
     case OpKind::Dot: return lower_dot(op);
@@ -307,6 +308,41 @@ void KernelLowering::lower_for(const Op& op) {
   }
   // Only at the top level: the exit then dominates everything lowered after it.
   if (has_dot && op.parent == &m_.entry()) start_index_epoch();
+}
+
+// The body block starts with one phi per slot of each carried value (init from before the loop,
+// `next` from the end of the body); the end of the body branches back while the yielded condition
+// holds. The condition is a scalar, so every thread of the program takes the same branch.
+void KernelLowering::lower_do_while(const Op& op) {
+  const auto& body = *op.regions[0]->block;
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* loop = llvm::BasicBlock::Create(ctx_, "while.body", fn_);
+  auto* exit = llvm::BasicBlock::Create(ctx_, "while.exit", fn_);
+  b_.CreateBr(loop);
+  b_.SetInsertPoint(loop);
+  std::vector<std::vector<llvm::PHINode*>> carried;
+  for (std::size_t i = 0; i < op.operands.size(); ++i) {
+    std::vector<llvm::PHINode*> phis;
+    Elems as_values;
+    for (auto* v : get(op.operands[i])) {
+      auto* phi = b_.CreatePHI(v->getType(), 2);
+      phi->addIncoming(v, pre);
+      phis.push_back(phi);
+      as_values.push_back(phi);
+    }
+    set(body.args[i].get(), as_values);
+    carried.push_back(std::move(phis));
+  }
+  lower_block(body);
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
+  for (std::size_t c = 0; c < carried.size(); ++c) {
+    const Elems& next = yielded_by(body, static_cast<int>(c) + 1);
+    for (std::size_t s = 0; s < carried[c].size(); ++s) carried[c][s]->addIncoming(next[s], latch);
+  }
+  b_.CreateCondBr(yielded_by(body, 0).at(0), loop, exit);
+  b_.SetInsertPoint(exit);
+  // The exit's one predecessor is the end of the body, where the yielded values are defined.
+  for (std::size_t c = 0; c < carried.size(); ++c) set(op.result(static_cast<int>(c)), yielded_by(body, static_cast<int>(c) + 1));
 }
 
 void KernelLowering::lower_if(const Op& op) {

@@ -46,6 +46,7 @@ class KernelLowering {
   void lower_op(const ir::Op& op);
   void lower_for(const ir::Op& op);
   void lower_if(const ir::Op& op);
+  void lower_do_while(const ir::Op& op);
   const Elems& yielded_by(const ir::Block& b, int i);
 
   // Types, constants and layouts.

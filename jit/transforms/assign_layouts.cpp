@@ -223,6 +223,10 @@ class LayoutAssigner {
     }
     if (op.kind == OpKind::If)
       for (auto& r : op.results) set_default(r.get());
+    if (op.kind == OpKind::DoWhile) {  // carried values take the rank's default, as a for's do
+      for (auto& a : op.regions[0]->block->args) set_default(a.get());
+      for (auto& r : op.results) set_default(r.get());
+    }
     // A reduction's result is the slice of its operand's (default) layout along the axis: every
     // thread ends up holding the reduced values of the positions it owned. A scan keeps the layout.
     if (op.kind == OpKind::Reduce || op.kind == OpKind::Scan)
@@ -241,7 +245,8 @@ class LayoutAssigner {
       set_layout(op.result(), *a);
     else if (op.kind == OpKind::Load && op.result()->type.is_tile())
       set_layout(op.result(), load_layout(op));
-    else if (op.kind != OpKind::For && op.kind != OpKind::If && op.kind != OpKind::Reduce && op.kind != OpKind::Scan)
+    else if (op.kind != OpKind::For && op.kind != OpKind::If && op.kind != OpKind::DoWhile && op.kind != OpKind::Reduce &&
+             op.kind != OpKind::Scan)
       for (auto& r : op.results) {
         auto it = requested_.find(r.get());
         set_layout(r.get(), it != requested_.end() ? it->second : (r->type.is_tile() ? default_for(r.get()) : Layout{}));
@@ -296,6 +301,8 @@ class LayoutAssigner {
         return default_for(v);
       case OpKind::For:
         return op.regions[0]->block->args[i - 2]->type.layout;  // inits follow lb, ub, step
+      case OpKind::DoWhile:
+        return op.regions[0]->block->args[i]->type.layout;
       case OpKind::Dot:  // a and b go through shared memory from any layout (lower_dot.cpp)
         // A pipelined dot reads them from its ring, written in the layout they were copied in.
         if (i < 2) return analysis::is_async_dot(op) && !v->type.layout.is_none() ? v->type.layout : default_for(v);
@@ -303,6 +310,8 @@ class LayoutAssigner {
       case OpKind::Yield: {
         Op* parent = ir::parent_op(op);
         if (parent->kind == OpKind::For) return parent->regions[0]->block->args[i + 1]->type.layout;
+        // A do_while yields (cond, next...): next #k goes to block argument k (cond is a scalar).
+        if (parent->kind == OpKind::DoWhile) return parent->regions[0]->block->args[i - 1]->type.layout;
         return parent->result(i)->type.layout;
       }
       default:

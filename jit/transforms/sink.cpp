@@ -39,7 +39,7 @@ void sink_in_block(ir::Block& b) {
     if (user == b.ops.size()) continue;  // unused here (the terminator counts as a user)
     bool crosses = false;
     for (std::size_t k = i + 1; k < user; ++k)
-      crosses |= b.ops[k]->kind == OpKind::For || b.ops[k]->kind == OpKind::ConvertLayout;
+      crosses |= b.ops[k]->kind == OpKind::For || b.ops[k]->kind == OpKind::DoWhile || b.ops[k]->kind == OpKind::ConvertLayout;
     if (!crosses) continue;
     auto moved = std::move(b.ops[i]);
     b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(i));

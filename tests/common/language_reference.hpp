@@ -1,8 +1,8 @@
 // What the host and the GPU tests of the shape ops built from primitives (cat, interleave,
 // ravel, flip, broadcast_to) share: one kernel that applies the op chosen by meta OP to R x C
 // tiles, and the row-major result Triton's definitions give, computed here in plain C++. Also
-// where on pointer tiles, reductions and scans over tuples of tiles, and bitcast: kernels and
-// expected outputs.
+// where on pointer tiles, reductions and scans over tuples of tiles, bitcast and while_: kernels
+// and expected outputs.
 #pragma once
 #include <tessera/tessera.hpp>
 
@@ -248,6 +248,74 @@ struct BitcastCase {
     for (std::int32_t i = 0; i < n; ++i) w.out16.push_back(static_cast<std::int16_t>(h[i].bits));
     for (std::int32_t i = 0; i < n; ++i) w.out64.push_back(std::bit_cast<std::int64_t>(d[i]));
     for (std::int32_t i = 0; i < n; ++i) w.outf_bits.push_back(std::bit_cast<std::uint32_t>(f[i]) ^ 0x80000000u);
+    return w;
+  }
+};
+
+// while_ (ts::while_, a do_while op), one program per query q[p]:
+// - pos[p] = the lower bound of q[p] in the sorted keys[0..n) (a binary search: scalars carried,
+//   an if_ inside the body);
+// - halved[64p + i] = x[64p + i] halved (integer division) until the whole tile is at most 1, and
+//   rounds[p] = how many halvings that took: a tile carried, a reduction in the condition;
+// - flag[p] = 7: a loop whose condition is false at once (n < 0) must not run its body, which
+//   would store 99.
+inline auto make_while_loops() {
+  return ts::kernel("while_loops", [](ts::Ptr<std::int32_t> keys, ts::Ptr<std::int32_t> q, ts::Ptr<std::int32_t> x,
+                                      ts::Ptr<std::int32_t> pos, ts::Ptr<std::int32_t> halved,
+                                      ts::Ptr<std::int32_t> rounds, ts::Ptr<std::int32_t> flag, ts::Int n) {
+    auto p = ts::program_id(0);
+    auto key = ts::load(q + p);
+    ts::Int lo = ts::zeros<std::int32_t>({}), hi = n;
+    ts::while_([&] { return lo < hi; }, [&] {
+      auto mid = (lo + hi) / 2;
+      ts::if_(ts::load(keys + mid) < key, [&] { lo = mid + 1; }, [&] { hi = mid; });
+    });
+    ts::store(pos + p, lo);
+
+    auto offs = p * 64 + ts::arange(0, 64);
+    auto v = ts::load(x + offs);
+    auto count = ts::zeros<std::int32_t>({});
+    ts::while_([&] { return ts::max(v, 0) > 1; }, [&] {
+      v = ts::where(v > 1, v / 2, v);
+      count = count + 1;
+    });
+    ts::store(halved + offs, v);
+    ts::store(rounds + p, count);
+
+    ts::store(flag + p, 7);
+    ts::while_([&] { return n < 0; }, [&] { ts::store(flag + p, 99); });
+  });
+}
+
+// Inputs for `programs` programs and the outputs make_while_loops must give.
+struct WhileLoopsCase {
+  std::int32_t n = 1000, programs = 16;
+  std::vector<std::int32_t> keys, q, x;
+  WhileLoopsCase() {
+    for (std::int32_t i = 0; i < n; ++i) keys.push_back(3 * i - 500 + (i % 7 == 0 ? 1 : 0));  // sorted, with gaps
+    for (std::int32_t p = 0; p < programs; ++p) q.push_back(p == 0 ? -10000 : p == 1 ? 100000 : 211 * p - 1700);
+    for (std::int32_t i = 0; i < 64 * programs; ++i) x.push_back(i % 64 == 0 ? (1 << (i / 64 % 31)) : static_cast<std::int32_t>(static_cast<std::uint32_t>(i) * 2654435761u % 5000u) - 200);
+  }
+  struct Want {
+    std::vector<std::int32_t> pos, halved, rounds, flag;
+  };
+  Want expected() const {
+    Want w;
+    for (std::int32_t p = 0; p < programs; ++p) {
+      std::int32_t lo = 0;
+      while (lo < n && keys[static_cast<std::size_t>(lo)] < q[static_cast<std::size_t>(p)]) ++lo;
+      w.pos.push_back(lo);
+      std::vector<std::int32_t> v(x.begin() + 64 * p, x.begin() + 64 * (p + 1));
+      std::int32_t count = 0;
+      auto top = [&] { std::int32_t m = 0; for (auto e : v) m = e > m ? e : m; return m; };
+      while (top() > 1) {
+        for (auto& e : v) e = e > 1 ? e / 2 : e;
+        ++count;
+      }
+      w.halved.insert(w.halved.end(), v.begin(), v.end());
+      w.rounds.push_back(count);
+      w.flag.push_back(7);
+    }
     return w;
   }
 };

@@ -194,6 +194,24 @@ TEST_CASE("GPU bitcast reinterprets numbers and pointers bit for bit", "[gpu][sh
   gpu_test::check_equal("sign flipped through the bits", outf_bits, want.outf_bits);
 }
 
+TEST_CASE("GPU while_ loops run while their condition holds, and not at all when it never does", "[gpu][shape]") {
+  auto k = language_reference::make_while_loops();
+  const language_reference::WhileLoopsCase c;
+  const auto want = c.expected();
+  const ts::Executor gpu = ts::Executor::Cuda;
+  auto keys = ts::Buffer<std::int32_t>::from_host(c.keys, gpu), q = ts::Buffer<std::int32_t>::from_host(c.q, gpu);
+  auto x = ts::Buffer<std::int32_t>::from_host(c.x, gpu);
+  auto fresh = [&](std::size_t n) { return ts::Buffer<std::int32_t>::from_host(std::vector<std::int32_t>(n, -1), gpu); };
+  auto pos = fresh(want.pos.size()), halved = fresh(want.halved.size()), rounds = fresh(want.rounds.size());
+  auto flag = fresh(want.flag.size());
+  k[{.grid = {c.programs}, .num_warps = 4, .executor = gpu}](keys, q, x, pos, halved, rounds, flag, c.n);
+  ts::synchronize(gpu);
+  gpu_test::check_equal("binary search", pos.to_host(), want.pos);
+  gpu_test::check_equal("halved tile", halved.to_host(), want.halved);
+  gpu_test::check_equal("halving rounds", rounds.to_host(), want.rounds);
+  gpu_test::check_equal("a loop that never runs", flag.to_host(), want.flag);
+}
+
 TEST_CASE("GPU reduce and associative_scan over tuples run the user's combine as Triton's", "[gpu][shape]") {
   auto k = language_reference::make_tuple_reductions();
   for (auto [R, C] : language_reference::kTupleShapes) {

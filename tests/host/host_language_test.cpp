@@ -130,6 +130,23 @@ TEST_CASE("bitcast reinterprets numbers and pointers bit for bit", "[host][langu
   }
 }
 
+TEST_CASE("while_ loops run while their condition holds, and not at all when it never does", "[host][language]") {
+  enable_host();
+  auto k = language_reference::make_while_loops();
+  const language_reference::WhileLoopsCase c;
+  const auto want = c.expected();
+  for (ts::Executor e : kExecutors) {
+    auto pos = poisoned<std::int32_t>(want.pos.size()), halved = poisoned<std::int32_t>(want.halved.size());
+    auto rounds = poisoned<std::int32_t>(want.rounds.size()), flag = poisoned<std::int32_t>(want.flag.size());
+    k[{.grid = {c.programs}, .num_warps = 4, .executor = e}](c.keys, c.q, c.x, pos, halved, rounds, flag, c.n);
+    const std::string on = std::string(", ") + executor_name(e);
+    expect_match("binary search" + on, pos, want.pos);
+    expect_match("halved tile" + on, halved, want.halved);
+    expect_match("halving rounds" + on, rounds, want.rounds);
+    expect_match("a loop that never runs" + on, flag, want.flag);
+  }
+}
+
 TEST_CASE("swizzle2d renumbers a grid in groups of rows as Triton's", "[host][language]") {
   enable_host();
   auto k = ts::kernel("swizzle", [](ts::Ptr<std::int32_t> out, ts::Int size_i, ts::Int size_j) {

@@ -1,4 +1,4 @@
-// for_range and if_: which outer variables become loop-carried values or if results, and that
+// for_range, while_ and if_: which outer variables become loop-carried values or if results, and that
 // the C++ variables hold the op's results afterwards.
 #include <cstdint>
 
@@ -122,6 +122,57 @@ TEST_CASE("if_ yields a variable assigned in one branch only", "[dsl][control]")
     const float expect = flag > 1 ? v + (5 + v) * 100 : -v + 5 * 100;
     CHECK(out[0] == expect);
   }
+}
+
+TEST_CASE("while_ is a do_while whose body runs under its condition", "[dsl][control]") {
+  auto k = ts::kernel("search", [](ts::Ptr<std::int32_t> keys, ts::Ptr<std::int32_t> out, ts::Int key, ts::Int n) {
+    ts::Int lo = ts::zeros<std::int32_t>({}), hi = n;
+    auto steps = ts::zeros<std::int32_t>({});
+    ts::while_([&] { return lo < hi; }, [&] {
+      auto mid = (lo + hi) / 2;
+      ts::if_(ts::load(keys + mid) < key, [&] { lo = mid + 1; }, [&] { hi = mid; });
+      steps = steps + 1;
+    });
+    ts::store(out, lo);
+    ts::store(out + 1, steps);
+  });
+  auto m = trace(k);
+  INFO(ir::print(*m));
+  ir::Op* loop = first_op(m->entry(), OpKind::DoWhile);
+  REQUIRE(loop != nullptr);
+  REQUIRE(loop->results.size() == 3);  // lo, hi, steps; not key, n, keys
+  CHECK(loop->operands.size() == 3);
+  ir::Block& body = *loop->regions[0]->block;
+  CHECK(body.args.size() == 3);
+  ir::Op* yield = body.terminator();
+  REQUIRE(yield->operands.size() == 4);  // the condition, then the carried values
+  CHECK(type_of(yield->operands[0]) == "i1");
+  // The body runs under an if on that condition.
+  ir::Op* guard = first_op(body, OpKind::If);
+  REQUIRE(guard != nullptr);
+  CHECK(guard->operands[0] == yield->operands[0]);
+
+  std::vector<std::int32_t> keys;
+  for (int i = 0; i < 100; ++i) keys.push_back(2 * i);
+  for (std::int32_t key : {-5, 0, 1, 77, 198, 500}) {
+    std::vector<std::int32_t> out(2, -1);
+    run(k, {}, {1, 1, 1}, keys, out, key, 100);
+    std::int32_t want = 0;
+    while (want < 100 && keys[static_cast<std::size_t>(want)] < key) ++want;
+    CHECK(out[0] == want);
+    CHECK(out[1] >= 6);  // ceil(log2(101)) halvings of [0, 100)
+    CHECK(out[1] <= 7);
+  }
+}
+
+TEST_CASE("while_ refuses a condition that is not a scalar, naming the line", "[dsl][control][errors]") {
+  auto k = ts::kernel("tile_cond", [](ts::Ptr<std::int32_t> out) {
+    auto v = ts::arange(0, 16);
+    ts::while_([&] { return v < 8; }, [&] { v = v + 1; });  // the line named
+    ts::store(out + ts::arange(0, 16), v);
+  });
+  CHECK_THROWS_WITH(trace(k), Catch::Contains("while_ needs a scalar condition") &&
+                                  Catch::Contains("dsl_control_test.cpp:" + std::to_string(__LINE__ - 4)));
 }
 
 TEST_CASE("a tile defined inside a body cannot escape it", "[dsl][control][errors]") {

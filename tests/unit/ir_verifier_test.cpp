@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "jit/ir/parser.hpp"
+#include "jit/ir/printer.hpp"
 #include "jit/ir/verifier.hpp"
 #include "tessera/error.hpp"
 
@@ -92,6 +93,30 @@ TEST_CASE("verifier: bitcast keeps the width, and pointers stay pointers", "[ir]
   rejects("  %0 = bitcast %p : i64\n  return\n", "a pointer bitcasts to another pointer only");
   rejects("  %0 = constant {value = 1} : i1\n  %1 = bitcast %0 : u8\n  return\n", "a mask has no bit width");
   rejects("  %0 = constant {value = 1} : <4xi32>\n  %1 = bitcast %0 : <2xi32>\n  return\n", "bitcast changes the shape");
+}
+
+TEST_CASE("verifier: do_while yields its condition, then the carried values", "[ir][verifier]") {
+  const std::string ok = R"(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
+  %0 = constant {value = 0} : i32
+  %1 = do_while %0 : i32 {
+  ^bb(%2: i32):
+    %3 = constant {value = 1} : i32
+    %4 = add %2, %3 : i32
+    %5 = cmp_lt %4, %n : i1
+    yield %5, %4
+  }
+  return
+}
+)";
+  auto m = parse_module(ok, "ok.tir");
+  CHECK_NOTHROW(verify(*m));
+  CHECK(print(*m, {.locations = false}) == ok);  // the printer writes what the parser reads
+  rejects("  %0 = constant {value = 0} : i32\n  %1 = do_while %0 : i32 {\n  ^bb(%2: i32):\n    yield %2, %2\n  }\n  return\n",
+          "region #0 yields i32 at position 0, expected i1");
+  rejects("  %0 = constant {value = 0} : i32\n  %1 = do_while %0 : i32 {\n  ^bb(%2: i32):\n    %3 = cmp_lt %2, %n : i1\n"
+          "    yield %3\n  }\n  return\n", "region #0 yields 1 value(s), expected 2");
+  rejects("  %0 = constant {value = 0} : i32\n  %1 = do_while %0 : i32 {\n    %3 = cmp_lt %0, %n : i1\n"
+          "    yield %3, %0\n  }\n  return\n", "do_while body must have 1 block argument(s)");
 }
 
 TEST_CASE("verifier: for and if arities and types", "[ir][verifier]") {

@@ -70,6 +70,30 @@ void if_(const Tile<C>& cond, Then&& then_body, Else&& else_body, const Loc& loc
   const std::function<void()> e = [&] { else_body(); };
   detail::trace_if(cond.ir_value(loc), t, &e, loc);
 }
+// while (cond()) body(), as one loop (ops.def do_while): cond returns a scalar Tile<bool> and is
+// traced once, then evaluated before every iteration. Variables assigned in cond or body are
+// carried around the loop, as in for_range. The condition is one value for the whole program
+// (scalars are uniform), so every thread iterates alike:
+//
+//   ts::Int lo = 0, hi = n;
+//   ts::while_([&] { return lo < hi; }, [&] {
+//     auto mid = (lo + hi) / 2;
+//     ts::if_(ts::load(keys + mid) < key, [&] { lo = mid + 1; }, [&] { hi = mid; });
+//   });
+//
+// A condition that never becomes false runs forever, on the GPU as on the interpreter.
+template <class Cond, std::invocable Body>
+  requires std::invocable<Cond&>
+void while_(Cond&& cond, Body&& body, const Loc& loc = Loc::current()) {
+  using C = std::remove_cvref_t<std::invoke_result_t<Cond&>>;
+  static_assert(std::is_same_v<C, Tile<bool>>,
+                "tessera::while_: the condition must return a scalar Tile<bool> (a comparison such as i < n); a C++ "
+                "bool is decided at trace time: use a plain C++ while");
+  const std::function<ir::Value*()> c = [&] { return cond().ir_value(loc); };
+  const std::function<void()> b = [&] { body(); };
+  detail::trace_while(c, b, loc);
+}
+
 // A plain C++ condition needs no tracing construct.
 template <std::invocable Then, class... Rest>
 void if_(bool, Then&&, Rest&&...) {

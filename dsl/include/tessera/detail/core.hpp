@@ -107,6 +107,9 @@ TESSERA_API void trace_for(ir::Value* lb, ir::Value* ub, ir::Value* step,
                            const std::function<void(ir::Value* iv)>& body, const Loc& loc);
 TESSERA_API void trace_if(ir::Value* cond, const std::function<void()>& then_body,
                           const std::function<void()>* else_body, const Loc& loc);
+// while (cond()) body(), as a do_while op (ops.def); cond returns the IR value of a scalar mask.
+TESSERA_API void trace_while(const std::function<ir::Value*()>& cond, const std::function<void()>& body,
+                             const Loc& loc);
 
 // The symbolic value of kernel argument `index` (the kernel body's parameters).
 TESSERA_API ir::Value* kernel_arg(TraceState& st, int index);
