@@ -14,6 +14,8 @@ built=$(date +%s)
 # allocator_may_return_null: tests ask for impossible sizes on purpose and expect a tessera::Error.
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# glibc's own dlerror buffer is the one leak suppressed; lsan.supp says why.
+export LSAN_OPTIONS=suppressions=$PWD/tests/ci/lsan.supp
 ctest --test-dir build-sanitize --output-on-failure
 tested=$(date +%s)
 bash tests/fuzz/run_ir_fuzz.sh "$FUZZ_SECONDS"
