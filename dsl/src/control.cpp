@@ -240,6 +240,8 @@ void trace_if(ir::Value* cond, const std::function<void()>& then_body, const std
   for (std::size_t i = 0; i < slots.size(); ++i) assign(st, slots[i], op->add_result(then_yield[i]->type), loc);
 }
 
+void emit_debug_barrier(const Loc& loc) { builder_at(loc).create(ir::OpKind::DebugBarrier, {}, {}); }
+
 ir::Value* LoopBound::materialize(const Loc& loc) const {
   if (tile_ != nullptr) {
     ir::Value* v = tile_->ir_value(loc);

@@ -183,6 +183,7 @@ class ProgramRunner {
       case OpKind::Load:
         return set(op.result(), eval_load(op, mem_, operand(op, 0), optional_operand(op, 1), optional_operand(op, 2)));
       case OpKind::Store: return eval_store(op, mem_, operand(op, 0), operand(op, 1), optional_operand(op, 2));
+      case OpKind::DebugBarrier: return;  // a program's ops run whole and in order here (ops.def)
       case OpKind::AtomicRmw:
         return set(op.result(), eval_atomic_rmw(op, mem_, operand(op, 0), operand(op, 1), optional_operand(op, 2)));
       case OpKind::AtomicCas:

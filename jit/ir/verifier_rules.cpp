@@ -286,6 +286,7 @@ std::string mask_problem(const Op& op, int i, const Type& ptr) {
 
 std::string memory_rule(const Op& op) {
   if (op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas) return atomic_rule_problem(op);
+  if (op.kind == OpKind::DebugBarrier) return "";
   const Type& p = operand_type(op, 0);
   if (!p.is_ptr()) return fmt::format("'{}' needs a pointer, got {}", op.name(), to_string(p));
   const Type& v = op.kind == OpKind::Load ? result_type(op) : operand_type(op, 1);

@@ -11,7 +11,10 @@ using ir::OpKind;
 namespace {
 
 bool may_write(const Op& op) {
-  if (op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas) return true;
+  // A barrier orders memory as a write would: no load moves above it.
+  if (op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas ||
+      op.kind == OpKind::DebugBarrier)
+    return true;
   for (const auto& r : op.regions) {
     bool found = false;
     ir::walk(*r->block, [&](Op& inner) { found |= may_write(inner); });

@@ -11,7 +11,8 @@ bool is_pure_compute(const ir::Op& op) {
 }
 
 bool has_side_effects(const Op& op) {
-  if (op.kind == OpKind::Store || op.kind == OpKind::Return || op.kind == OpKind::Yield) return true;
+  if (op.kind == OpKind::Store || op.kind == OpKind::Return || op.kind == OpKind::Yield || op.kind == OpKind::DebugBarrier)
+    return true;
   // An atomic writes memory even when its returned old value is unused.
   if (op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas) return true;
   for (const auto& r : op.regions)

@@ -1,8 +1,8 @@
 // What the host and the GPU tests of the shape ops built from primitives (cat, interleave,
 // ravel, flip, broadcast_to) share: one kernel that applies the op chosen by meta OP to R x C
 // tiles, and the row-major result Triton's definitions give, computed here in plain C++. Also
-// where on pointer tiles, reductions and scans over tuples of tiles, bitcast and while_: kernels
-// and expected outputs.
+// where on pointer tiles, reductions and scans over tuples of tiles, bitcast, while_ and
+// debug_barrier: kernels and expected outputs.
 #pragma once
 #include <tessera/tessera.hpp>
 
@@ -319,5 +319,25 @@ struct WhileLoopsCase {
     return w;
   }
 };
+
+// debug_barrier: each program stores 3x + 1 for its 256 elements of x into scratch, waits at a
+// debug_barrier, then reads them back reversed, so that every thread reads what other threads
+// stored: out[256p + i] = 3 * x[256p + 255 - i] + 1.
+inline auto make_debug_barrier() {
+  return ts::kernel("debug_barrier", [](ts::Ptr<std::int32_t> x, ts::Ptr<std::int32_t> scratch, ts::Ptr<std::int32_t> out) {
+    auto base = ts::program_id(0) * 256;
+    auto offs = ts::arange(0, 256);
+    ts::store(scratch + base + offs, ts::load(x + base + offs) * 3 + 1);
+    ts::debug_barrier();
+    ts::store(out + base + offs, ts::load(scratch + base + (255 - offs)));
+  });
+}
+
+inline std::vector<std::int32_t> debug_barrier_reference(const std::vector<std::int32_t>& x) {
+  std::vector<std::int32_t> out(x.size());
+  for (std::size_t p = 0; p < x.size() / 256; ++p)
+    for (std::size_t i = 0; i < 256; ++i) out[256 * p + i] = 3 * x[256 * p + 255 - i] + 1;
+  return out;
+}
 
 }  // namespace language_reference

@@ -212,6 +212,22 @@ TEST_CASE("GPU while_ loops run while their condition holds, and not at all when
   gpu_test::check_equal("a loop that never runs", flag.to_host(), want.flag);
 }
 
+TEST_CASE("GPU debug_barrier makes one thread's stores visible to the program's other threads", "[gpu][shape]") {
+  auto k = language_reference::make_debug_barrier();
+  std::vector<std::int32_t> x(64 * 256);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::int32_t>(i * 7919 % 2001) - 1000;
+  const auto want = language_reference::debug_barrier_reference(x);
+  const ts::Executor gpu = ts::Executor::Cuda;
+  auto xb = ts::Buffer<std::int32_t>::from_host(x, gpu);
+  for (int warps : {1, 4, 8}) {
+    auto scratch = ts::Buffer<std::int32_t>::from_host(std::vector<std::int32_t>(x.size(), -1), gpu);
+    auto out = ts::Buffer<std::int32_t>::from_host(std::vector<std::int32_t>(x.size(), -1), gpu);
+    k[{.grid = {64}, .num_warps = warps, .executor = gpu}](xb, scratch, out);
+    ts::synchronize(gpu);
+    gpu_test::check_equal("reversed through scratch, num_warps " + std::to_string(warps), out.to_host(), want);
+  }
+}
+
 TEST_CASE("GPU reduce and associative_scan over tuples run the user's combine as Triton's", "[gpu][shape]") {
   auto k = language_reference::make_tuple_reductions();
   for (auto [R, C] : language_reference::kTupleShapes) {

@@ -147,6 +147,23 @@ TEST_CASE("while_ loops run while their condition holds, and not at all when it 
   }
 }
 
+TEST_CASE("debug_barrier makes one thread's stores visible to the program's other threads", "[host][language]") {
+  // The host targets run a program's threads one after another between barriers: without the
+  // barrier, the first threads would read scratch before the last ones wrote it.
+  enable_host();
+  auto k = language_reference::make_debug_barrier();
+  std::mt19937 rng(kSeed);
+  const auto x = random_values<std::int32_t>(4 * 256, rng, -1000, 1000);
+  const auto want = language_reference::debug_barrier_reference(x);
+  for (ts::Executor e : kExecutors)
+    for (int warps : {1, 4, 8}) {
+      auto scratch = poisoned<std::int32_t>(x.size()), out = poisoned<std::int32_t>(x.size());
+      k[{.grid = {4}, .num_warps = warps, .executor = e}](x, scratch, out);
+      expect_match(std::string("reversed through scratch, ") + executor_name(e) + ", num_warps " + std::to_string(warps),
+                   out, want);
+    }
+}
+
 TEST_CASE("swizzle2d renumbers a grid in groups of rows as Triton's", "[host][language]") {
   enable_host();
   auto k = ts::kernel("swizzle", [](ts::Ptr<std::int32_t> out, ts::Int size_i, ts::Int size_j) {

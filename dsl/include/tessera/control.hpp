@@ -94,6 +94,14 @@ void while_(Cond&& cond, Body&& body, const Loc& loc = Loc::current()) {
   detail::trace_while(c, b, loc);
 }
 
+// Every thread of the program waits here, and what each wrote to memory before it is seen by all
+// after it (Triton's tl.debug_barrier; bar.sync on NVIDIA). Tile ops never need it: the compiler
+// places the barriers its own shared-memory exchanges need. It is for a kernel whose threads
+// exchange data through global memory within one program (store, debug_barrier, load what other
+// threads stored). Call it where every thread gets to: not under a per-thread condition (if_
+// conditions are scalars, so any if_ or while_ body qualifies).
+inline void debug_barrier(const Loc& loc = Loc::current()) { detail::emit_debug_barrier(loc); }
+
 // A plain C++ condition needs no tracing construct.
 template <std::invocable Then, class... Rest>
 void if_(bool, Then&&, Rest&&...) {

@@ -107,6 +107,8 @@ TESSERA_API void trace_for(ir::Value* lb, ir::Value* ub, ir::Value* step,
                            const std::function<void(ir::Value* iv)>& body, const Loc& loc);
 TESSERA_API void trace_if(ir::Value* cond, const std::function<void()>& then_body,
                           const std::function<void()>* else_body, const Loc& loc);
+// A debug_barrier op (ops.def) at the current point of the trace.
+TESSERA_API void emit_debug_barrier(const Loc& loc);
 // while (cond()) body(), as a do_while op (ops.def); cond returns the IR value of a scalar mask.
 TESSERA_API void trace_while(const std::function<ir::Value*()>& cond, const std::function<void()>& body,
                              const Loc& loc);
