@@ -3,6 +3,8 @@
 #define CATCH_CONFIG_EXTERNAL_INTERFACES  // TestEventListenerBase (implemented in catch_main.cpp)
 #include "conformance.hpp"
 
+#include <tessera/host.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -21,8 +23,10 @@ ts::Executor executor() {
     if (s.empty() || s == "interpreter") return ts::Executor::Interpreter;
     if (s == "cuda") return ts::Executor::Cuda;
     if (s == "hip") return ts::Executor::Hip;
-    if (s == "host") return ts::Executor::Host;
-    if (s == "host64") return ts::Executor::Host64;
+    if (s == "host" || s == "host64") {
+      ts::host::enable();
+      return s == "host" ? ts::Executor::Host : ts::Executor::Host64;
+    }
     throw std::runtime_error("TESSERA_CONFORMANCE_EXECUTOR='" + s + "': use interpreter, cuda, hip, host or host64");
   }();
   return ex;
