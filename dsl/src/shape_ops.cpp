@@ -109,6 +109,24 @@ ir::Value* emit_ravel(ir::Value* a, const Loc& loc) {
   return emit_reshape(a, {a->type.numel()}, loc);
 }
 
+ir::Value* emit_gather(ir::Value* src, ir::Value* index, int axis, const Loc& loc) {
+  require_tile(src, "gather", loc);
+  require_tile(index, "gather", loc);
+  const Shape& s = src->type.shape;
+  const Shape& ix = index->type.shape;
+  const int rank = static_cast<int>(s.size());
+  const int a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    program_error(loc, fmt::format("gather of {}: axis {} is out of range for a {}-D tile", shape_str(s), axis, rank));
+  if (static_cast<int>(ix.size()) != rank)
+    program_error(loc, fmt::format("gather: the index {} must have the rank of src {}", shape_str(ix), shape_str(s)));
+  for (int d = 0; d < rank; ++d)
+    if (d != a && ix[static_cast<std::size_t>(d)] != s[static_cast<std::size_t>(d)])
+      program_error(loc, fmt::format("gather along axis {}: the index {} differs from src {} in dim {}; only the axis "
+                                     "may differ", a, shape_str(ix), shape_str(s), d));
+  return builder_at(loc).create1(ir::OpKind::Gather, {src, index}, src->type.with_shape(ix), {{"axis", std::int64_t{a}}});
+}
+
 // Reversing an index of k bits complements each bit, and complementing bit j swaps the two halves
 // of a [A, 2, B] view of x (A the dims before and the higher bits, B the lower bits and the dims
 // after): one split and a swapped join per bit, the pair moved last and back when B > 1.

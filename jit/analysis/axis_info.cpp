@@ -76,7 +76,7 @@ void AxisInfoAnalysis::visit_op(const Op& op) {
   for (const auto& r : op.regions) visit_block(*r->block);
   // Shape ops move elements to other dims (split has two results): nothing carries over.
   const bool moves = op.kind == OpKind::Reshape || op.kind == OpKind::Trans || op.kind == OpKind::Join ||
-                     op.kind == OpKind::Split;
+                     op.kind == OpKind::Split || op.kind == OpKind::Gather;
   if (moves || op.kind == OpKind::For || op.kind == OpKind::If || op.kind == OpKind::DoWhile || op.kind == OpKind::Reduce ||
       op.kind == OpKind::Scan) {
     for (const auto& r : op.results) info_[r.get()] = unknown(r.get());

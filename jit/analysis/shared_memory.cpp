@@ -132,6 +132,10 @@ I shared_bytes(const Op& op) {
     case OpKind::Split:
       for (auto* v : op.operands) bytes += v->type.numel() * ir::dtype_bytes(v->type.dtype);
       return bytes;
+    case OpKind::Gather: {  // src only: the index stays in registers
+      const auto& src = op.operands[0]->type;
+      return src.numel() * ir::dtype_bytes(src.dtype);
+    }
     case OpKind::AtomicRmw:  // the old values, handed from owners to replicas (lower_atomics.cpp)
     case OpKind::AtomicCas: {
       const auto& t = op.result()->type;

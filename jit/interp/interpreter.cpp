@@ -168,7 +168,7 @@ class ProgramRunner {
         for (std::size_t i = 0; i < op.operands.size(); ++i) args.push_back(&operand(op, i));
         return set(op.result(), eval_math(op, args));
       }
-      case OpKind::Reshape: case OpKind::Trans: case OpKind::Join: case OpKind::Split: {
+      case OpKind::Reshape: case OpKind::Trans: case OpKind::Join: case OpKind::Split: case OpKind::Gather: {
         std::vector<const Tile*> args;
         for (std::size_t i = 0; i < op.operands.size(); ++i) args.push_back(&operand(op, i));
         std::vector<Tile> out = eval_reshape_family(op, args);

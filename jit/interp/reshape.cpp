@@ -1,4 +1,4 @@
-// reshape, trans {order}, join and split: ops that move elements without changing them, so they
+// reshape, trans {order}, join, split and gather: ops that move elements without changing them, so they
 // copy raw bytes and never look at the element type.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -99,6 +99,41 @@ std::vector<Tile> split(const ir::Op& op, const Tile& in) {
   return out;
 }
 
+// Element i of an integer tile, sign- or zero-extended per its storage.
+I int_elem(const Tile& t, I i) {
+  I v = 0;
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_float_storage_v<T>) v = static_cast<I>(t.data<T>()[i]);
+  });
+  return v;
+}
+
+// result[.., i, ..] = src[.., index[.., i, ..], ..] along axis; an index out of range is the
+// program's error (compiled code would read it mod the axis length: ops.def).
+Tile gather(const ir::Op& op, const Tile& src, const Tile& index) {
+  const ir::Type& rt = op.result()->type;
+  check_result(op, src, rt);
+  const auto axis = static_cast<std::size_t>(op.int_attr("axis"));
+  const std::vector<I>& shape = index.shape();
+  const std::vector<I> src_strides = strides_of(src.shape()), idx_strides = strides_of(shape);
+  const I n = src.shape().at(axis);
+  Tile out(rt);
+  for (I i = 0; i < out.numel(); ++i) {
+    const I at = int_elem(index, i);
+    if (at < 0 || at >= n)
+      throw ProgramError(fmt::format("gather at {}: index {} at position {} is outside [0, {}) along axis {}",
+                                     op.loc.str(), at, i, n, axis));
+    I si = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      const I coord = i / idx_strides[d] % shape[d];
+      si += (d == axis ? at : coord) * src_strides[d];
+    }
+    copy_elem(out, i, src, si);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Tile> eval_reshape_family(const ir::Op& op, const std::vector<const Tile*>& operands) {
@@ -107,6 +142,7 @@ std::vector<Tile> eval_reshape_family(const ir::Op& op, const std::vector<const 
     case OpKind::Trans: return {trans(op, *operands.at(0))};
     case OpKind::Join: return {join(op, *operands.at(0), *operands.at(1))};
     case OpKind::Split: return split(op, *operands.at(0));
+    case OpKind::Gather: return {gather(op, *operands.at(0), *operands.at(1))};
     default: internal_error(op, "not reshape, trans, join or split");
   }
 }

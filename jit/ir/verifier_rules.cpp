@@ -135,6 +135,25 @@ std::string reshape_family_rule(const Op& op) {
   }
 }
 
+// gather {axis}(src, index): shape_rule has checked that src and the result share an element type.
+std::string gather_rule(const Op& op) {
+  if (auto p = int_attr_problem(op, "axis"); !p.empty()) return p;
+  const Type& src = operand_type(op, 0);
+  const Type& index = operand_type(op, 1);
+  const std::int64_t axis = op.int_attr("axis");
+  if (!src.is_tile() || axis < 0 || axis >= src.rank())
+    return fmt::format("gather axis {} is out of range for {}", axis, to_string(src));
+  if (!index.is_tile() || !is_int(index.dtype) || index.dtype == DType::I1 || index.rank() != src.rank())
+    return fmt::format("gather index must be an integer tile of rank {}, got {}", src.rank(), to_string(index));
+  for (int d = 0; d < src.rank(); ++d)
+    if (d != axis && index.shape[d] != src.shape[d])
+      return fmt::format("gather index {} differs from src {} in dim {} (only dim {} may differ)", to_string(index),
+                         to_string(src), d, axis);
+  if (result_type(op).shape != index.shape)
+    return fmt::format("gather result must have the index's shape, got {}", to_string(result_type(op)));
+  return "";
+}
+
 std::string shape_rule(const Op& op) {
   const Type& in = operand_type(op, 0);
   const Type& out = result_type(op);
@@ -167,6 +186,7 @@ std::string shape_rule(const Op& op) {
     case OpKind::Trans:
     case OpKind::Join:
     case OpKind::Split: return reshape_family_rule(op);
+    case OpKind::Gather: return gather_rule(op);
     default:  // ConvertLayout
       if (in.shape != out.shape) return fmt::format("convert_layout changes the shape: {} to {}", to_string(in), to_string(out));
       return "";

@@ -1,8 +1,8 @@
-// reshape, trans, join and split: ops that send elements to other positions, hence to other
+// reshape, trans, join, split and gather: ops that send elements to other positions, hence to other
 // threads. Like convert_layout they go through shared memory: every thread writes the elements it
 // owns, then every thread reads the elements its result slots need (barriers where the shared
 // memory plan puts them). One index space per op keeps the addressing simple:
-//   reshape, trans, split: the operand's row-major index;   join: the result's row-major index.
+//   reshape, trans, split, gather: the (first) operand's row-major index;   join: the result's.
 #include <fmt/format.h>
 
 #include "jit/lower/lowering.hpp"
@@ -53,7 +53,8 @@ void KernelLowering::lower_shape_op(const Op& op) {
 
   // Write: join interleaves its operands ([..., k] = operand k); the others write in place.
   shared_phase(op, 0);
-  for (int i = 0; i < static_cast<int>(op.operands.size()); ++i) {
+  const int written = op.kind == OpKind::Gather ? 1 : static_cast<int>(op.operands.size());  // gather: src only
+  for (int i = 0; i < written; ++i) {
     const ir::Type& t = op.operands[i]->type;
     const Elems& in = get(op.operands[i]);
     for (I k = 0; k < static_cast<I>(in.size()); ++k) {
@@ -84,6 +85,15 @@ void KernelLowering::lower_shape_op(const Op& op) {
           break;
         }
         case OpKind::Split: at = interleave(linear(b_, c, t.shape), r); break;
+        case OpKind::Gather: {
+          // The index beside this slot (same layout), taken mod the axis length: never outside the tile.
+          const auto axis = static_cast<std::size_t>(op.int_attr("axis"));
+          const bool uns = ir::is_unsigned(op.operands[1]->type.dtype);
+          llvm::Value* idx = b_.CreateIntCast(get(op.operands[1])[static_cast<std::size_t>(k)], b_.getInt32Ty(), !uns);
+          c[axis] = b_.CreateAnd(idx, b_.getInt32(static_cast<std::uint32_t>(src_t.shape[axis] - 1)));
+          at = linear(b_, c, src_t.shape);
+          break;
+        }
         default: at = linear(b_, c, t.shape); break;  // reshape (same row-major order), join
       }
       llvm::Value* v = b_.CreateLoad(elem, b_.CreateGEP(elem, scratch(op), at));

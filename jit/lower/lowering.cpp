@@ -203,7 +203,8 @@ void KernelLowering::lower_op(const Op& op) {
     case OpKind::Reshape:
     case OpKind::Trans:
     case OpKind::Join:
-    case OpKind::Split: return lower_shape_op(op);
+    case OpKind::Split:
+    case OpKind::Gather: return lower_shape_op(op);
     case OpKind::Load: return lower_load(op);
     case OpKind::Store: return lower_store(op);
     case OpKind::AtomicRmw:

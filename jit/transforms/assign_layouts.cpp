@@ -299,6 +299,8 @@ class LayoutAssigner {
       case OpKind::Join:
       case OpKind::Split:
         return default_for(v);
+      case OpKind::Gather:  // src through shared memory from any layout; each index beside its result
+        return i == 0 ? default_for(v) : op.result()->type.layout;
       case OpKind::For:
         return op.regions[0]->block->args[i - 2]->type.layout;  // inits follow lb, ub, step
       case OpKind::DoWhile:

@@ -1,8 +1,8 @@
 // What the host and the GPU tests of the shape ops built from primitives (cat, interleave,
 // ravel, flip, broadcast_to) share: one kernel that applies the op chosen by meta OP to R x C
 // tiles, and the row-major result Triton's definitions give, computed here in plain C++. Also
-// where on pointer tiles, reductions and scans over tuples of tiles, bitcast, while_ and
-// debug_barrier: kernels and expected outputs.
+// where on pointer tiles, reductions and scans over tuples of tiles, bitcast, while_,
+// debug_barrier and gather: kernels and expected outputs.
 #pragma once
 #include <tessera/tessera.hpp>
 
@@ -339,5 +339,43 @@ inline std::vector<std::int32_t> debug_barrier_reference(const std::vector<std::
     for (std::size_t i = 0; i < 256; ++i) out[256 * p + i] = 3 * x[256 * p + 255 - i] + 1;
   return out;
 }
+
+// gather (Triton's tl.gather) on an R x C tile of src: out1 = gather(src, idx1 [R x K], axis 1),
+// out0 = gather(src, idx0 [K x C], axis 0), row-major in and out; indices in range.
+inline constexpr int kGatherShapes[][3] = {{16, 16, 32}, {4, 64, 8}, {32, 8, 16}};
+inline auto make_gathers() {
+  return ts::kernel("gathers", [](ts::Ptr<float> src, ts::Ptr<std::int32_t> idx1, ts::Ptr<std::int64_t> idx0,
+                                  ts::Ptr<float> out1, ts::Ptr<float> out0) {
+    const int R = static_cast<int>(ts::meta("R")), C = static_cast<int>(ts::meta("C")), K = static_cast<int>(ts::meta("K"));
+    auto r = ts::arange(0, R), c = ts::arange(0, C), k = ts::arange(0, K);
+    auto x = ts::load(src + r.col() * C + c.row());
+    ts::store(out1 + r.col() * K + k.row(), ts::gather(x, ts::load(idx1 + r.col() * K + k.row()), 1));
+    ts::store(out0 + k.col() * C + c.row(), ts::gather(x, ts::load(idx0 + k.col() * C + c.row()), 0));
+  });
+}
+
+struct GatherCase {
+  int R, C, K;
+  std::vector<float> src;
+  std::vector<std::int32_t> idx1;
+  std::vector<std::int64_t> idx0;
+  GatherCase(int r, int c, int k) : R(r), C(c), K(k) {
+    for (int i = 0; i < R * C; ++i) src.push_back(static_cast<float>(i) * 0.5f - 7.f);
+    for (int i = 0; i < R * K; ++i) idx1.push_back(static_cast<std::int32_t>((i * 2654435761u >> 7) % static_cast<unsigned>(C)));
+    for (int i = 0; i < K * C; ++i) idx0.push_back(static_cast<std::int64_t>((i * 40503u >> 3) % static_cast<unsigned>(R)));
+  }
+  std::vector<float> expected1() const {
+    std::vector<float> o;
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < K; ++j) o.push_back(src[static_cast<std::size_t>(i * C + idx1[static_cast<std::size_t>(i * K + j)])]);
+    return o;
+  }
+  std::vector<float> expected0() const {
+    std::vector<float> o;
+    for (int i = 0; i < K; ++i)
+      for (int j = 0; j < C; ++j) o.push_back(src[static_cast<std::size_t>(idx0[static_cast<std::size_t>(i * C + j)] * C + j)]);
+    return o;
+  }
+};
 
 }  // namespace language_reference

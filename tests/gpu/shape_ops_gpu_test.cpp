@@ -228,6 +228,25 @@ TEST_CASE("GPU debug_barrier makes one thread's stores visible to the program's 
   }
 }
 
+TEST_CASE("GPU gather picks elements along either axis as Triton's", "[gpu][shape]") {
+  auto k = language_reference::make_gathers();
+  const ts::Executor gpu = ts::Executor::Cuda;
+  for (const auto& [R, C, K] : language_reference::kGatherShapes) {
+    const language_reference::GatherCase c(R, C, K);
+    const auto want1 = c.expected1(), want0 = c.expected0();
+    auto src = ts::Buffer<float>::from_host(c.src, gpu);
+    auto idx1 = ts::Buffer<std::int32_t>::from_host(c.idx1, gpu);
+    auto idx0 = ts::Buffer<std::int64_t>::from_host(c.idx0, gpu);
+    auto out1 = ts::Buffer<float>::from_host(std::vector<float>(want1.size(), -1.f), gpu);
+    auto out0 = ts::Buffer<float>::from_host(std::vector<float>(want0.size(), -1.f), gpu);
+    k[{.grid = {1}, .meta = {{"R", R}, {"C", C}, {"K", K}}, .num_warps = 4, .executor = gpu}](src, idx1, idx0, out1, out0);
+    ts::synchronize(gpu);
+    const std::string what = std::to_string(R) + "x" + std::to_string(C) + ", K " + std::to_string(K);
+    gpu_test::check_equal("gather along axis 1, " + what, out1.to_host(), want1);
+    gpu_test::check_equal("gather along axis 0, " + what, out0.to_host(), want0);
+  }
+}
+
 TEST_CASE("GPU reduce and associative_scan over tuples run the user's combine as Triton's", "[gpu][shape]") {
   auto k = language_reference::make_tuple_reductions();
   for (auto [R, C] : language_reference::kTupleShapes) {

@@ -164,6 +164,45 @@ TEST_CASE("debug_barrier makes one thread's stores visible to the program's othe
     }
 }
 
+TEST_CASE("gather picks elements along either axis as Triton's", "[host][language]") {
+  enable_host();
+  auto k = language_reference::make_gathers();
+  for (const auto& [R, C, K] : language_reference::kGatherShapes) {
+    const language_reference::GatherCase c(R, C, K);
+    const auto want1 = c.expected1(), want0 = c.expected0();
+    for (ts::Executor e : kExecutors) {
+      auto out1 = poisoned<float>(want1.size()), out0 = poisoned<float>(want0.size());
+      k[{.grid = {1}, .meta = {{"R", R}, {"C", C}, {"K", K}}, .num_warps = 4, .executor = e}](c.src, c.idx1, c.idx0, out1, out0);
+      const std::string what = std::to_string(R) + "x" + std::to_string(C) + ", K " + std::to_string(K) + ", " + executor_name(e);
+      expect_match("gather along axis 1, " + what, out1, want1);
+      expect_match("gather along axis 0, " + what, out0, want0);
+    }
+  }
+}
+
+TEST_CASE("gather: an index out of range and mismatched shapes are errors naming the line", "[host][language]") {
+  auto k = ts::kernel("gather_oob", [](ts::Ptr<float> x, ts::Ptr<std::int32_t> idx) {
+    auto offs = ts::arange(0, 16);
+    ts::store(x + offs, ts::gather(ts::load(x + offs), ts::load(idx + offs), 0));
+  });
+  std::vector<float> x(16, 1.0f);
+  std::vector<std::int32_t> idx(16, 3);
+  idx[5] = 16;
+  CHECK_THROWS_WITH((k[{.grid = {1}, .executor = ts::Executor::Interpreter}](x, idx)),
+                    Catch::Contains("index 16 at position 5 is outside [0, 16)") &&
+                        Catch::Contains("host_language_test.cpp:" + std::to_string(__LINE__ - 7)));
+  auto bad = ts::kernel("gather_shapes", [](ts::Ptr<float> x, ts::Ptr<std::int32_t> idx) {
+    auto r = ts::arange(0, 4), c = ts::arange(0, 8);
+    auto v = ts::load(x + r.col() * 8 + c.row());                        // [4, 8]
+    ts::store(x + r.col() * 8 + c.row(), ts::gather(v, ts::load(idx + c.col() * 4 + r.row()), 1));  // [8, 4]
+  });
+  std::vector<float> y(32, 0.0f);
+  std::vector<std::int32_t> j(32, 0);
+  CHECK_THROWS_WITH((bad[{.grid = {1}, .executor = ts::Executor::Interpreter}](y, j)),
+                    Catch::Contains("differs from src <4x8> in dim 0") &&
+                        Catch::Contains("host_language_test.cpp:" + std::to_string(__LINE__ - 6)));
+}
+
 TEST_CASE("swizzle2d renumbers a grid in groups of rows as Triton's", "[host][language]") {
   enable_host();
   auto k = ts::kernel("swizzle", [](ts::Ptr<std::int32_t> out, ts::Int size_i, ts::Int size_j) {

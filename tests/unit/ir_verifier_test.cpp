@@ -76,6 +76,10 @@ TEST_CASE("verifier: type rules", "[ir][verifier]") {
   rejects("  %0 = constant {value = 1.0} : f32\n  %1 = xor %0, %0 : f32\n  return\n", "'xor' needs integer operands");
   rejects("  %0 = addptr %p, %p : ptr<f32>\n  return\n", "addptr offset must be an integer");
   rejects("  %0 = program_id {axis = 3} : i32\n  return\n", "axis must be 0, 1 or 2, got 3");
+  rejects("  %0 = constant {value = 1.0} : <4x8xf32>\n  %1 = constant {value = 0} : <8x4xi32>\n"
+          "  %2 = gather %0, %1 {axis = 1} : <8x4xf32>\n  return\n", "differs from src <4x8xf32> in dim 0");
+  rejects("  %0 = constant {value = 1.0} : <4x8xf32>\n  %1 = constant {value = 0.0} : <4x2xf32>\n"
+          "  %2 = gather %0, %1 {axis = 1} : <4x2xf32>\n  return\n", "gather index must be an integer tile of rank 2");
 }
 
 TEST_CASE("verifier: bitcast keeps the width, and pointers stay pointers", "[ir][verifier]") {

@@ -58,6 +58,15 @@ template <class T>
 Tile<T> flip(const Tile<T>& x, int dim = -1, const Loc& loc = Loc::current()) {
   return Tile<T>(detail::emit_flip(x.ir_value(loc), dim, loc), loc);
 }
+// src's elements picked along `axis` by an integer tile (Triton's tl.gather): the result has
+// index's shape and result[.., i, ..] = src[.., index[.., i, ..], ..]. index has src's rank and
+// its dims other than `axis` equal src's. An index outside [0, src.shape[axis]) is an error on
+// the interpreter; compiled code reads it modulo that length.
+template <class T, class J>
+Tile<T> gather(const Tile<T>& src, const Tile<J>& index, int axis, const Loc& loc = Loc::current()) {
+  static_assert(IntegerElement<J>, "tessera::gather: the index must be a tile of integers");
+  return Tile<T>(detail::emit_gather(src.ir_value(loc), index.ir_value(loc), axis, loc), loc);
+}
 // x broadcast to `shape` (dims of 1 stretched), as Triton's broadcast_to.
 template <class T>
 Tile<T> broadcast_to(const Tile<T>& x, const Shape& shape, const Loc& loc = Loc::current()) {

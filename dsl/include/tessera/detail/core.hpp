@@ -93,6 +93,8 @@ TESSERA_API ir::Value* emit_cat(ir::Value* a, ir::Value* b, const Loc& loc);
 TESSERA_API ir::Value* emit_interleave(ir::Value* a, ir::Value* b, const Loc& loc);
 TESSERA_API ir::Value* emit_ravel(ir::Value* a, const Loc& loc);
 TESSERA_API ir::Value* emit_flip(ir::Value* a, int dim, const Loc& loc);
+// gather {axis}(src, index) (ops.def); axis negative counts from the end.
+TESSERA_API ir::Value* emit_gather(ir::Value* src, ir::Value* index, int axis, const Loc& loc);
 TESSERA_API ir::Value* emit_select(ir::Value* cond, ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
 TESSERA_API ir::Value* emit_select_pointer(ir::Value* cond, ir::Value* a, ir::Value* b, const Loc& loc);
 TESSERA_API ir::Value* emit_program_id(int axis, bool num_programs, const Loc& loc);
