@@ -11,13 +11,10 @@ using ir::OpKind;
 namespace {
 
 bool may_write(const Op& op) {
-  // A barrier orders memory as a write would: no load moves above it.
-  if (op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas ||
-      op.kind == OpKind::DebugBarrier)
-    return true;
+  if (writes_or_orders_memory(op)) return true;
   for (const auto& r : op.regions) {
     bool found = false;
-    ir::walk(*r->block, [&](Op& inner) { found |= may_write(inner); });
+    ir::walk(*r->block, [&](Op& inner) { found |= writes_or_orders_memory(inner); });
     if (found) return true;
   }
   return false;

@@ -7,6 +7,7 @@
 
 #include "jit/transforms/cse.hpp"
 #include "jit/transforms/dce.hpp"
+#include "jit/transforms/rewrite.hpp"
 
 namespace tessera::transforms {
 using ir::Op;
@@ -17,10 +18,7 @@ namespace {
 
 bool loop_writes_memory(ir::Block& body) {
   bool found = false;
-  ir::walk(body, [&](Op& op) {
-    found |= op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas ||
-             op.kind == OpKind::DebugBarrier;  // loads issued early would pass it
-  });
+  ir::walk(body, [&](Op& op) { found |= writes_or_orders_memory(op); });  // loads issued early would pass it
   return found;
 }
 

@@ -10,11 +10,14 @@ bool is_pure_compute(const ir::Op& op) {
   return op.info().category != ir::OpCategory::Memory && op.info().category != ir::OpCategory::Control;
 }
 
+bool writes_or_orders_memory(const Op& op) {
+  // An atomic writes memory even when its returned old value is unused; a barrier orders it.
+  return op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas ||
+         op.kind == OpKind::DebugBarrier;
+}
+
 bool has_side_effects(const Op& op) {
-  if (op.kind == OpKind::Store || op.kind == OpKind::Return || op.kind == OpKind::Yield || op.kind == OpKind::DebugBarrier)
-    return true;
-  // An atomic writes memory even when its returned old value is unused.
-  if (op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas) return true;
+  if (op.kind == OpKind::Return || op.kind == OpKind::Yield || writes_or_orders_memory(op)) return true;
   for (const auto& r : op.regions)
     for (const auto& inner : r->block->ops)
       if (inner->kind != OpKind::Yield && has_side_effects(*inner)) return true;

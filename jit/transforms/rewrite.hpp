@@ -7,7 +7,11 @@
 
 namespace tessera::transforms {
 
-// store, return, yield, or a for/if whose regions hold a store: ops that must stay even unused.
+// store, atomic_rmw, atomic_cas or debug_barrier: an op that writes memory or orders it, so that
+// no load may move across it (regions not looked into).
+bool writes_or_orders_memory(const ir::Op& op);
+// return, yield, writes_or_orders_memory, or a for/if/do_while whose regions hold one: ops that
+// must stay even unused.
 bool has_side_effects(const ir::Op& op);
 // An op that computes its results from its operands alone (no memory access, no regions): free to
 // move anywhere its operands are defined and its results are not yet used.
