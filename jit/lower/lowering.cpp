@@ -228,6 +228,32 @@ const Elems& KernelLowering::yielded_by(const ir::Block& b, int i) {
   return get(y->operands.at(i));
 }
 
+KernelLowering::CarriedPhis KernelLowering::open_carried(const Op& op, std::size_t first_init, const ir::Block& body,
+                                                         std::size_t first_arg, llvm::BasicBlock* pre) {
+  CarriedPhis carried;
+  for (std::size_t i = first_init; i < op.operands.size(); ++i) {
+    std::vector<llvm::PHINode*> phis;
+    Elems as_values;
+    for (auto* v : get(op.operands[i])) {
+      auto* phi = b_.CreatePHI(v->getType(), 2);
+      phi->addIncoming(v, pre);
+      phis.push_back(phi);
+      as_values.push_back(phi);
+    }
+    set(body.args[first_arg + i - first_init].get(), as_values);
+    carried.push_back(std::move(phis));
+  }
+  return carried;
+}
+
+void KernelLowering::close_carried(const CarriedPhis& carried, const ir::Block& body, int first_yield,
+                                   llvm::BasicBlock* latch) {
+  for (std::size_t c = 0; c < carried.size(); ++c) {
+    const Elems& next = yielded_by(body, static_cast<int>(c) + first_yield);
+    for (std::size_t s = 0; s < carried[c].size(); ++s) carried[c][s]->addIncoming(next[s], latch);
+  }
+}
+
 void KernelLowering::lower_for(const Op& op) {
   const auto& body = *op.regions[0]->block;
   llvm::Value* lb = get(op.operands[0])[0];
@@ -247,20 +273,7 @@ void KernelLowering::lower_for(const Op& op) {
   // the loop ends (as the interpreter's 64-bit test does) instead of wrapping and running forever.
   llvm::PHINode* wrapped = b_.CreatePHI(b_.getInt1Ty(), 2, "iv.wrapped");
   wrapped->addIncoming(b_.getFalse(), pre);
-  std::vector<std::vector<llvm::PHINode*>> carried;
-  for (std::size_t i = 3; i < op.operands.size(); ++i) {
-    std::vector<llvm::PHINode*> phis;
-    Elems init = get(op.operands[i]);
-    Elems as_values;
-    for (auto* v : init) {
-      auto* phi = b_.CreatePHI(v->getType(), 2);
-      phi->addIncoming(v, pre);
-      phis.push_back(phi);
-      as_values.push_back(phi);
-    }
-    set(body.args[i - 2].get(), as_values);
-    carried.push_back(std::move(phis));
-  }
+  const CarriedPhis carried = open_carried(op, 3, body, 1, pre);
   set(body.args[0].get(), {iv});
   // Runs while (step > 0 ? iv < ub : iv > ub), signed or unsigned per the iv's type.
   bool uns = ir::is_unsigned(op.operands[0]->type.dtype);
@@ -285,10 +298,7 @@ void KernelLowering::lower_for(const Op& op) {
   }
   iv->addIncoming(next, latch);
   wrapped->addIncoming(overflow, latch);
-  for (std::size_t c = 0; c < carried.size(); ++c) {
-    const Elems& next = yielded_by(body, static_cast<int>(c));
-    for (std::size_t s = 0; s < carried[c].size(); ++s) carried[c][s]->addIncoming(next[s], latch);
-  }
+  close_carried(carried, body, 0, latch);
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
   // Copies into a pipelined dot's ring for iterations that never ran are still in flight: none
@@ -322,25 +332,10 @@ void KernelLowering::lower_do_while(const Op& op) {
   auto* exit = llvm::BasicBlock::Create(ctx_, "while.exit", fn_);
   b_.CreateBr(loop);
   b_.SetInsertPoint(loop);
-  std::vector<std::vector<llvm::PHINode*>> carried;
-  for (std::size_t i = 0; i < op.operands.size(); ++i) {
-    std::vector<llvm::PHINode*> phis;
-    Elems as_values;
-    for (auto* v : get(op.operands[i])) {
-      auto* phi = b_.CreatePHI(v->getType(), 2);
-      phi->addIncoming(v, pre);
-      phis.push_back(phi);
-      as_values.push_back(phi);
-    }
-    set(body.args[i].get(), as_values);
-    carried.push_back(std::move(phis));
-  }
+  const CarriedPhis carried = open_carried(op, 0, body, 0, pre);
   lower_block(body);
   llvm::BasicBlock* latch = b_.GetInsertBlock();
-  for (std::size_t c = 0; c < carried.size(); ++c) {
-    const Elems& next = yielded_by(body, static_cast<int>(c) + 1);
-    for (std::size_t s = 0; s < carried[c].size(); ++s) carried[c][s]->addIncoming(next[s], latch);
-  }
+  close_carried(carried, body, 1, latch);
   b_.CreateCondBr(yielded_by(body, 0).at(0), loop, exit);
   b_.SetInsertPoint(exit);
   // The exit's one predecessor is the end of the body, where the yielded values are defined.

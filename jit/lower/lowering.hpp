@@ -47,6 +47,13 @@ class KernelLowering {
   void lower_for(const ir::Op& op);
   void lower_if(const ir::Op& op);
   void lower_do_while(const ir::Op& op);
+  // A loop's carried values (for, do_while): one phi per slot of each, at the insertion point (the
+  // loop's first block), taking operands first_init... from `pre` and standing for block arguments
+  // first_arg...; close_carried adds the yielded values first_yield... as the edge from `latch`.
+  using CarriedPhis = std::vector<std::vector<llvm::PHINode*>>;
+  CarriedPhis open_carried(const ir::Op& op, std::size_t first_init, const ir::Block& body, std::size_t first_arg,
+                           llvm::BasicBlock* pre);
+  void close_carried(const CarriedPhis& carried, const ir::Block& body, int first_yield, llvm::BasicBlock* latch);
   const Elems& yielded_by(const ir::Block& b, int i);
 
   // Types, constants and layouts.
