@@ -230,6 +230,24 @@ ir::Value* emit_bitcast(ir::Value* a, DType to, DType pointee, const Loc& loc) {
   return builder_at(loc).create1(OpKind::Bitcast, {a}, t);
 }
 
+ir::Value* emit_assume(ir::Value* a, const std::vector<std::int64_t>& contiguity,
+                       const std::vector<std::int64_t>& divisibility, const Loc& loc) {
+  std::map<std::string, ir::Attr> attrs;
+  if (a->def && a->def->kind == OpKind::Assume) {
+    attrs = a->def->attrs;
+    a = a->def->operands[0];
+  }
+  if (!contiguity.empty()) attrs["contiguity"] = contiguity;
+  if (!divisibility.empty()) attrs["divisibility"] = divisibility;
+  auto list = [&](const char* name) {
+    auto it = attrs.find(name);
+    return it == attrs.end() ? nullptr : std::get_if<std::vector<std::int64_t>>(&it->second);
+  };
+  if (const std::string p = ir::assume_problem(a->type, list("contiguity"), list("divisibility")); !p.empty())
+    program_error(loc, (contiguity.empty() ? "multiple_of: " : "max_contiguous: ") + p);
+  return builder_at(loc).create1(OpKind::Assume, {a}, a->type, std::move(attrs));
+}
+
 ir::Value* emit_expand_dims(ir::Value* a, int axis, const Loc& loc) {
   const int rank = a->type.rank();
   const int at = axis < 0 ? axis + rank + 1 : axis;

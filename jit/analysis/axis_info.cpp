@@ -222,6 +222,20 @@ AxisInfo AxisInfoAnalysis::transfer(const Op& op) const {
         std::fill(r.contiguity.begin(), r.contiguity.end(), 1);
       return r;
     }
+    case OpKind::Assume: {
+      // The user's promise replaces what it states, as Triton's hints do (ops.def `assume`); a
+      // divisibility keeps its largest power-of-two divisor. A run of consecutive values has no
+      // two equal elements, so a promised contiguity leaves constancy 1 along its dim.
+      AxisInfo r = operand(0);
+      if (const auto* c = op.int_list_attr("contiguity"))
+        for (int d = 0; d < n; ++d) {
+          r.contiguity[d] = (*c)[d];
+          if ((*c)[d] > 1) r.constancy[d] = 1;
+        }
+      if (const auto* div = op.int_list_attr("divisibility"))
+        for (int d = 0; d < n; ++d) r.divisibility[d] = pow2_divisor((*div)[d]);
+      return r;
+    }
     case OpKind::AtomicRmw:
     case OpKind::AtomicCas:
       return unknown(res);  // old values differ per lane even where every operand is constant

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <iterator>
+#include <optional>
 #include <unordered_map>
 
+#include "jit/analysis/axis_info.hpp"
 #include "jit/interp/memory.hpp"
 #include "jit/interp/ops.hpp"
 #include "jit/interp/reduce.hpp"
@@ -177,6 +179,9 @@ class ProgramRunner {
       }
       case OpKind::Cast: return set(op.result(), eval_cast(op, operand(op, 0)));
       case OpKind::Bitcast: return set(op.result(), eval_bitcast(op, operand(op, 0)));
+      case OpKind::Assume:
+        check_assume(op, operand(op, 0), divisibility_groups(op));
+        return set(op.result(), operand(op, 0));
       case OpKind::Dot: return set(op.result(), eval_dot(op, operand(op, 0), operand(op, 1), operand(op, 2)));
       case OpKind::Select: return set(op.result(), eval_select(op, operand(op, 0), operand(op, 1), operand(op, 2)));
       case OpKind::AddPtr: return set(op.result(), eval_addptr(op, operand(op, 0), operand(op, 1)));
@@ -196,6 +201,15 @@ class ProgramRunner {
       case OpKind::Yield: case OpKind::Return: internal_error(op, "a terminator in the middle of a block");
     }
     internal_error(op, "an op kind the interpreter does not know");
+  }
+
+  // The runs an assume's divisibility speaks of: its contiguity, else the contiguity axis analysis
+  // proves of its operand (ops.def `assume`), computed once per launch and only when needed.
+  std::vector<std::int64_t> divisibility_groups(const ir::Op& op) {
+    if (const auto* c = op.int_list_attr("contiguity")) return *c;
+    if (!op.int_list_attr("divisibility")) return {};
+    if (!axis_) axis_.emplace(module_);
+    return axis_->get(op.operands[0]).contiguity;
   }
 
   void exec_for(const ir::Op& op) {
@@ -275,6 +289,7 @@ class ProgramRunner {
   const MemoryMap& mem_;
   RaceTracker& races_;
   ProgramPoint point_;
+  std::optional<analysis::AxisInfoAnalysis> axis_;
   std::unordered_map<const ir::Value*, Tile> env_;  // looked up, never iterated
 };
 

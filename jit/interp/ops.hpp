@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "jit/interp/tile.hpp"
 #include "tessera/args.hpp"
@@ -28,6 +29,10 @@ Tile eval_unary(const ir::Op& op, const Tile& a);
 Tile eval_cast(const ir::Op& op, const Tile& a);
 // The same bytes under the result's element type (ops.def: widths equal, i1 excluded).
 Tile eval_bitcast(const ir::Op& op, const Tile& a);
+// assume (assume.cpp): checks the promise of ops.def `assume` on x, a ProgramError naming the line
+// when it is broken. divisibility_groups[d]: the run length along dim d whose first elements the
+// divisibility speaks of (the contiguity attr, else what axis analysis proves of the operand).
+void check_assume(const ir::Op& op, const Tile& x, const std::vector<std::int64_t>& divisibility_groups);
 // exp2 log2 rsqrt sin cos tanh sigmoid erf floor ceil, pow and fma (math.cpp): host libm in the
 // element type, f16/bf16 through f32.
 bool is_math_op(ir::OpKind k);

@@ -13,13 +13,6 @@ namespace {
 using ir::OpKind;
 using I = std::int64_t;
 
-// Row-major strides of a shape.
-std::vector<I> strides_of(const std::vector<I>& shape) {
-  std::vector<I> s(shape.size(), 1);
-  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * shape[d + 1];
-  return s;
-}
-
 void copy_elem(Tile& dst, I di, const Tile& src, I si) {
   const int eb = src.elem_bytes();
   std::memcpy(dst.raw() + di * eb, src.raw() + si * eb, eb);
@@ -50,7 +43,7 @@ Tile trans(const ir::Op& op, const Tile& in) {
   const int rank = static_cast<int>(rt.shape.size());
   if (static_cast<int>(order.size()) != rank || static_cast<int>(in.shape().size()) != rank)
     internal_error(op, fmt::format("trans order [{}] for {}", fmt::join(order, ", "), ir::to_string(rt)));
-  const auto in_strides = strides_of(in.shape());
+  const auto in_strides = row_major_strides(in.shape());
   std::vector<I> src_stride(rank);
   for (int i = 0; i < rank; ++i) {
     if (rt.shape[i] != in.shape()[order[i]]) internal_error(op, "trans result shape does not follow its order");
@@ -99,16 +92,6 @@ std::vector<Tile> split(const ir::Op& op, const Tile& in) {
   return out;
 }
 
-// Element i of an integer tile, sign- or zero-extended per its storage.
-I int_elem(const Tile& t, I i) {
-  I v = 0;
-  visit_dtype(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (!is_float_storage_v<T>) v = static_cast<I>(t.data<T>()[i]);
-  });
-  return v;
-}
-
 // result[.., i, ..] = src[.., index[.., i, ..], ..] along axis; an index out of range is the
 // program's error (compiled code would read it mod the axis length: ops.def).
 Tile gather(const ir::Op& op, const Tile& src, const Tile& index) {
@@ -116,11 +99,11 @@ Tile gather(const ir::Op& op, const Tile& src, const Tile& index) {
   check_result(op, src, rt);
   const auto axis = static_cast<std::size_t>(op.int_attr("axis"));
   const std::vector<I>& shape = index.shape();
-  const std::vector<I> src_strides = strides_of(src.shape()), idx_strides = strides_of(shape);
+  const std::vector<I> src_strides = row_major_strides(src.shape()), idx_strides = row_major_strides(shape);
   const I n = src.shape().at(axis);
   Tile out(rt);
   for (I i = 0; i < out.numel(); ++i) {
-    const I at = int_elem(index, i);
+    const I at = int_element(index, i);
     if (at < 0 || at >= n)
       throw ProgramError(fmt::format("gather at {}: index {} at position {} is outside [0, {}) along axis {}",
                                      op.loc.str(), at, i, n, axis));

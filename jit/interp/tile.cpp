@@ -71,4 +71,19 @@ void internal_error(const ir::Op& op, const std::string& what) {
   throw InternalError(fmt::format("interpreter: {} (op '{}' at {})", what, op.name(), op.loc.str()));
 }
 
+std::int64_t int_element(const Tile& t, std::int64_t i) {
+  std::int64_t v = 0;
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_float_storage_v<T>) v = static_cast<std::int64_t>(t.data<T>()[i]);
+  });
+  return v;
+}
+
+std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> s(shape.size(), 1);
+  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * shape[d + 1];
+  return s;
+}
+
 }  // namespace tessera::interp

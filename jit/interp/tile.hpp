@@ -98,6 +98,12 @@ template <> inline BF16 from_compute<BF16>(float v) { return BF16{bf16_from_floa
 void set_from_int(Tile& t, std::int64_t i, std::int64_t v);
 void set_from_double(Tile& t, std::int64_t i, double v);
 
+// Element i of an integer or pointer tile as int64 (sign- or zero-extended per its storage; a
+// pointer's address).
+std::int64_t int_element(const Tile& t, std::int64_t i);
+// Row-major strides of a shape, in elements.
+std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& shape);
+
 // An operand with the given shape: a scalar (one element) is repeated; anything else must already
 // have that many elements. Returns `t` itself or `scratch` filled with the copies.
 const Tile& as_shape(const Tile& t, const std::vector<std::int64_t>& shape, Tile& scratch, const ir::Op& op);

@@ -34,6 +34,11 @@ std::int64_t Op::int_attr(const std::string& k) const {
   return std::get<std::int64_t>(it->second);
 }
 
+const std::vector<std::int64_t>* Op::int_list_attr(const std::string& k) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? nullptr : std::get_if<std::vector<std::int64_t>>(&it->second);
+}
+
 double Op::float_attr(const std::string& k) const {
   auto it = attrs.find(k);
   if (it == attrs.end()) throw std::logic_error(fmt::format("op '{}' has no attribute '{}'", name(), k));

@@ -79,6 +79,8 @@ class Op {
   std::int64_t int_attr(const std::string& k) const;
   double float_attr(const std::string& k) const;
   const std::string& string_attr(const std::string& k) const;
+  // The integer-list attribute `k`, or null when the op has none (or `k` holds another kind).
+  const std::vector<std::int64_t>* int_list_attr(const std::string& k) const;
   Value* add_result(Type t);
 };
 

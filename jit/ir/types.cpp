@@ -1,5 +1,8 @@
 #include "jit/ir/types.hpp"
 
+#include <algorithm>
+#include <utility>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -89,6 +92,28 @@ std::string bitcast_problem(const Type& in, const Type& out) {
   if (dtype_bits(in.dtype) != dtype_bits(out.dtype))
     return fmt::format("bitcast between {} bits and {} bits ({} to {}); the widths must match", dtype_bits(in.dtype),
                        dtype_bits(out.dtype), to_string(in), to_string(out));
+  return "";
+}
+
+std::string assume_problem(const Type& x, const std::vector<std::int64_t>* contiguity,
+                           const std::vector<std::int64_t>* divisibility) {
+  if (!x.is_ptr() && (!is_int(x.dtype) || x.dtype == DType::I1))
+    return fmt::format("a contiguity or divisibility hint applies to integers and pointers, got {}", to_string(x));
+  if (!contiguity && !divisibility) return "assume needs a contiguity or a divisibility";
+  const std::size_t dims = std::max<std::size_t>(1, x.shape.size());
+  using Named = std::pair<const char*, const std::vector<std::int64_t>*>;
+  for (const auto& [name, values] : {Named{"contiguity", contiguity}, Named{"divisibility", divisibility}})
+    if (values && values->size() != dims)
+      return fmt::format("{} hint has {} entries for {}: give one per dim ({})", name, values->size(), to_string(x), dims);
+  for (std::size_t d = 0; divisibility && d < dims; ++d)
+    if ((*divisibility)[d] < 1)
+      return fmt::format("divisibility hint {} for dim {} of {}: it must be at least 1", (*divisibility)[d], d, to_string(x));
+  for (std::size_t d = 0; contiguity && d < dims; ++d) {
+    const std::int64_t c = (*contiguity)[d], size = x.is_tile() ? x.shape[d] : 1;
+    if (c < 1 || (c & (c - 1)) != 0 || size % c != 0)
+      return fmt::format("contiguity hint {} for dim {} of {}: it must be a power of two dividing the dim ({})", c, d,
+                         to_string(x), size);
+  }
   return "";
 }
 

@@ -75,4 +75,10 @@ std::string to_string(const Layout& l);
 // verifier and the DSL both ask it.
 std::string bitcast_problem(const Type& from, const Type& to);
 
+// "" when an `assume` of `x` with these attrs is well formed (ops.def `assume`: an int (not i1)
+// or pointer; at least one attr; one entry per dim, one for a scalar; contiguities powers of two
+// dividing their dim, divisibilities >= 1); else the problem, in words. Null: the attr is absent.
+std::string assume_problem(const Type& x, const std::vector<std::int64_t>* contiguity,
+                           const std::vector<std::int64_t>* divisibility);
+
 }  // namespace tessera::ir

@@ -264,6 +264,13 @@ std::string unary_rule(const Op& op) {
   const Type& in = operand_type(op, 0);
   const Type& out = result_type(op);
   if (op.kind == OpKind::Bitcast) return bitcast_problem(in, out);
+  if (op.kind == OpKind::Assume) {
+    for (const auto& [name, value] : op.attrs)
+      if ((name != "contiguity" && name != "divisibility") || !std::holds_alternative<std::vector<std::int64_t>>(value))
+        return fmt::format("assume takes integer-list attributes contiguity and divisibility only, got '{}'", name);
+    if (!same_type(in, out)) return fmt::format("result type {} differs from operand type {}", to_string(out), to_string(in));
+    return assume_problem(in, op.int_list_attr("contiguity"), op.int_list_attr("divisibility"));
+  }
   if (in.is_ptr() || out.is_ptr()) return fmt::format("'{}' does not apply to pointers", op.name());
   if (op.kind == OpKind::Cast) {
     if (in.shape != out.shape || in.layout != out.layout)

@@ -54,6 +54,7 @@ void KernelLowering::lower_elementwise(const Op& op) {
         if (op.kind == OpKind::Cast) out[s] = lower_cast(op.operands[0]->type, res->type, arg(0));
         // Pointers are opaque in LLVM (one address space per kernel): a pointer bitcast is no instruction.
         else if (op.kind == OpKind::Bitcast) out[s] = res->type.is_ptr() ? arg(0) : b_.CreateBitCast(arg(0), scalar_type(res->type.element()));
+        else if (op.kind == OpKind::Assume) out[s] = arg(0);  // a promise for axis analysis, no instruction
         else out[s] = lower_unary(op, arg(0));
         break;
       default:

@@ -116,8 +116,8 @@ class Canonicalizer {
   bool fold_unary_op(Op& op) {
     const Attr* a = constant_of(op.operands[0]);
     // A bitcast constant would need the bits of the attr's value in the source type: rare enough
-    // to leave to the lowering.
-    if (!a || op.kind == OpKind::Bitcast) return false;
+    // to leave to the lowering. An assume stays so that the interpreter still checks its promise.
+    if (!a || op.kind == OpKind::Bitcast || op.kind == OpKind::Assume) return false;
     if (op.kind == OpKind::Cast)
       return replace_with_constant(op, fold_cast(op.operands[0]->type.dtype, op.result()->type.dtype, *a));
     return replace_with_constant(op, fold_unary(op.kind, op.result()->type.dtype, *a));

@@ -363,3 +363,33 @@ TEST_CASE("sort and topk misuse name the user's line", "[host][language][errors]
                                           Catch::Contains("host_language_test.cpp"));
   }
 }
+
+TEST_CASE("max_contiguous(multiple_of(rows % n)) rows: the promise's wider loads are right on the host targets",
+          "[host][language][hints]") {
+  // Triton's matmul tutorial wraps its rows with % M and promises runs of BLOCK from multiples of
+  // BLOCK; each program copies a 2-D block of a (rows wrapped, columns masked) so that the
+  // promise decides the vector width of every row's loads.
+  enable_host();
+  auto k = ts::kernel("wrapped_rows", [](ts::Ptr<float> a, ts::Ptr<float> out, ts::Int m, ts::Int n) {
+    const int BM = ts::meta("BM"), BN = ts::meta("BN");
+    auto rows = ts::max_contiguous(ts::multiple_of((ts::program_id(0) * BM + ts::arange(0, BM)) % m, BM), BM);
+    auto cols = ts::max_contiguous(ts::multiple_of(ts::program_id(1) * BN + ts::arange(0, BN), BN), BN);
+    auto tile = ts::load(a + rows.col() * n + cols.row(), cols.row() < n);
+    auto out_rows = ts::program_id(0) * BM + ts::arange(0, BM);
+    ts::store(out + out_rows.col() * n + cols.row(), tile, cols.row() < n);
+  });
+  std::mt19937 rng(kSeed);
+  for (auto [m, n, bm, bn] : {std::array{64, 100, 32, 64}, std::array{128, 64, 64, 16}}) {
+    const std::int64_t programs_m = 2 * m / bm;  // two wraps of the rows
+    auto a = random_values<float>(static_cast<std::size_t>(m * n), rng, -4, 4);
+    std::vector<float> want(static_cast<std::size_t>(2 * m * n));
+    for (int i = 0; i < 2 * m; ++i)
+      for (int j = 0; j < n; ++j) want[static_cast<std::size_t>(i * n + j)] = a[static_cast<std::size_t>(i % m * n + j)];
+    for (ts::Executor e : kExecutors) {
+      auto out = poisoned<float>(want.size());
+      k[{.grid = {programs_m, ts::cdiv(n, bn)}, .meta = {{"BM", bm}, {"BN", bn}}, .num_warps = 4, .executor = e}](
+          a, out, m, n);
+      expect_match("wrapped rows " + std::to_string(m) + "x" + std::to_string(n) + ", " + executor_name(e), out, want);
+    }
+  }
+}

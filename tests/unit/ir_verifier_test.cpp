@@ -99,6 +99,30 @@ TEST_CASE("verifier: bitcast keeps the width, and pointers stay pointers", "[ir]
   rejects("  %0 = constant {value = 1} : <4xi32>\n  %1 = bitcast %0 : <2xi32>\n  return\n", "bitcast changes the shape");
 }
 
+TEST_CASE("verifier: assume states runs of ints or pointers, one entry per dim", "[ir][verifier]") {
+  auto m = parse_module(R"(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
+  %0 = arange {start = 0, end = 64} : <64xi32>
+  %1 = assume %0 {contiguity = [16], divisibility = [16]} : <64xi32>
+  %2 = assume %n {divisibility = [8]} : i32
+  %3 = splat %p : <64xptr<f32>>
+  %4 = addptr %3, %1 : <64xptr<f32>>
+  %5 = assume %4 {divisibility = [16]} : <64xptr<f32>>
+  return
+}
+)", "ok.tir");
+  CHECK_NOTHROW(verify(*m));
+  const std::string range = "  %0 = arange {start = 0, end = 64} : <64xi32>\n";
+  rejects(range + "  %1 = assume %0 : <64xi32>\n  return\n", "assume needs a contiguity or a divisibility");
+  rejects(range + "  %1 = assume %0 {contiguity = [24]} : <64xi32>\n  return\n", "a power of two dividing the dim");
+  rejects(range + "  %1 = assume %0 {contiguity = [128]} : <64xi32>\n  return\n", "a power of two dividing the dim");
+  rejects(range + "  %1 = assume %0 {divisibility = [0]} : <64xi32>\n  return\n", "it must be at least 1");
+  rejects(range + "  %1 = assume %0 {divisibility = [16, 1]} : <64xi32>\n  return\n", "has 2 entries");
+  rejects(range + "  %1 = assume %0 {divisibility = 16} : <64xi32>\n  return\n", "integer-list attributes");
+  rejects(range + "  %1 = assume %0 {divisibility = [16]} : <64xi64>\n  return\n", "differs from operand type");
+  rejects("  %0 = constant {value = 1.0} : f32\n  %1 = assume %0 {divisibility = [2]} : f32\n  return\n",
+          "applies to integers and pointers");
+}
+
 TEST_CASE("verifier: do_while yields its condition, then the carried values", "[ir][verifier]") {
   const std::string ok = R"(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
   %0 = constant {value = 0} : i32

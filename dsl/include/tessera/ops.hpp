@@ -325,6 +325,36 @@ Tile<U> bitcast(const Tile<T>& x, const Loc& loc = Loc::current()) {
   return Tile<U>(detail::emit_bitcast(x.ir_value(loc), dtype_of<U>, ElementTraits<U>::pointee, loc), loc);
 }
 
+// Promises about a tile of integers or pointers that the compiler cannot prove (Triton's
+// tl.multiple_of and tl.max_contiguous), one value per dim (one for a scalar or a 1-D tile):
+// - max_contiguous(x, c): along each dim, every aligned group of c elements counts up by one
+//   (a pointer: by one element); c a power of two dividing the dim.
+// - multiple_of(x, d): the first element of each such run is a multiple of d (a pointer: its
+//   address in bytes). The runs are those of max_contiguous when x has one, else those the
+//   compiler proves (pid * 16 + arange(0, 16) is one run of 16), as in Triton.
+// They let the compiler use wider vectors and share masks between lanes, as in Triton's matmul:
+//   auto rows = ts::max_contiguous(ts::multiple_of((pid_m * BM + ts::arange(0, BM)) % M, BM), BM);
+// Nested, they are one promise (the outer wins where both speak). The interpreter checks each
+// promise and a broken one is a tessera::ProgramError naming the line; compiled code trusts it.
+template <class T>
+Tile<T> multiple_of(const Tile<T>& x, std::vector<std::int64_t> per_dim, const Loc& loc = Loc::current()) {
+  static_assert(IntegerElement<T> || PointerElement<T>, "tessera::multiple_of applies to integer and pointer tiles");
+  return Tile<T>(detail::emit_assume(x.ir_value(loc), {}, per_dim, loc), loc);
+}
+template <class T>
+Tile<T> multiple_of(const Tile<T>& x, std::int64_t d, const Loc& loc = Loc::current()) {
+  return multiple_of(x, std::vector<std::int64_t>{d}, loc);
+}
+template <class T>
+Tile<T> max_contiguous(const Tile<T>& x, std::vector<std::int64_t> per_dim, const Loc& loc = Loc::current()) {
+  static_assert(IntegerElement<T> || PointerElement<T>, "tessera::max_contiguous applies to integer and pointer tiles");
+  return Tile<T>(detail::emit_assume(x.ir_value(loc), per_dim, {}, loc), loc);
+}
+template <class T>
+Tile<T> max_contiguous(const Tile<T>& x, std::int64_t c, const Loc& loc = Loc::current()) {
+  return max_contiguous(x, std::vector<std::int64_t>{c}, loc);
+}
+
 namespace detail {
 // `other` of a load or the value of a store, converted to the pointee type T as Triton casts
 // them: a tile of another element type through a cast, a C++ number as a cast would convert it.

@@ -78,6 +78,11 @@ TESSERA_API ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc&
 TESSERA_API ir::Value* emit_cast(ir::Value* a, DType to, const Loc& loc);
 // The same bits as `to` (a pointer: to a pointer to `pointee`); ops.def `bitcast`.
 TESSERA_API ir::Value* emit_bitcast(ir::Value* a, DType to, DType pointee, const Loc& loc);
+// a with the user's promise about its runs (ops.def `assume`; empty: not promised). An assume of an
+// assume's result becomes one assume of the inner operand with both promises, the outer winning
+// where both speak (as Triton's nested max_contiguous(multiple_of(x, d), c) is read).
+TESSERA_API ir::Value* emit_assume(ir::Value* a, const std::vector<std::int64_t>& contiguity,
+                                   const std::vector<std::int64_t>& divisibility, const Loc& loc);
 TESSERA_API ir::Value* emit_expand_dims(ir::Value* a, int axis, const Loc& loc);
 TESSERA_API ir::Value* emit_broadcast_to(ir::Value* a, const Shape& shape, const Loc& loc);
 // Shape ops (dsl/src/shape_ops.cpp): reshape keeps the row-major order; permute gives result dim i
