@@ -5,7 +5,9 @@
 // The default of the Target interface branches around a plain load; LLVM then keeps one branch
 // per vector (it cannot if-convert a load that may fault), which splits the kernel into many
 // small blocks and stops ptxas from batching the loads. A predicated instruction keeps the kernel
-// one straight line, so a memory-bound kernel issues all its loads back to back.
+// one straight line, so a memory-bound kernel issues all its loads back to back. A load or store
+// with cache or eviction hints (ts::LoadHints / ts::StoreHints) is asm too, masked or not:
+//   ld.global.cg.v4.b32 ...;   @$2 st.global.L1::evict_first.b32 [ $0 + 0 ], $1;
 #include <optional>
 #include <string>
 #include <vector>
@@ -133,6 +135,14 @@ std::string ptx_access_type(const AccessShape& s) {
   return t + ".b" + std::to_string(s.word_bytes * 8);
 }
 
+// ".cg" or ".L1::evict_last": the hints as PTX qualifiers (PTX takes a cache operator or an
+// eviction priority, not both: the verifier refuses the pair).
+std::string hint_qualifiers(const lower::AccessHints& h) {
+  if (!h.cache.empty()) return "." + h.cache;
+  if (!h.eviction.empty()) return ".L1::" + h.eviction;
+  return "";
+}
+
 // Whether the inline form applies: a shape PTX can move in one instruction, at a global pointer,
 // aligned to the whole access (ld.global.v4 faults on a misaligned address).
 std::optional<AccessShape> inline_shape(llvm::Type* type, llvm::Value* ptr, unsigned align) {
@@ -146,31 +156,38 @@ std::optional<AccessShape> inline_shape(llvm::Type* type, llvm::Value* ptr, unsi
 
 // Null when the inline form does not apply; the caller then uses the Target default.
 llvm::Value* nvptx_predicated_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* ptr, llvm::Value* pred,
-                                   llvm::Value* other, unsigned align) {
-  // A known mask needs no predicate; the asm would hide that from LLVM's folding.
-  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(pred))
-    return c->isOne() ? static_cast<llvm::Value*>(b.CreateAlignedLoad(type, ptr, llvm::MaybeAlign(align))) : other;
+                                   llvm::Value* other, unsigned align, const lower::AccessHints& hints) {
+  // A known mask needs no predicate; the asm would hide that from LLVM's folding. A load with hints
+  // stays asm (LLVM's load has no cache operator), without a predicate where the mask is all true.
+  auto* known = llvm::dyn_cast<llvm::ConstantInt>(pred);
+  if (known && !known->isOne()) return other;
+  if (known && hints.empty()) return b.CreateAlignedLoad(type, ptr, llvm::MaybeAlign(align));
   const auto s = inline_shape(type, ptr, align);
   if (!s) return nullptr;
   llvm::LLVMContext& ctx = b.getContext();
   llvm::Type* reg = register_type(ctx, *s);
-  const std::vector<llvm::Value*> init = to_registers(b, *s, other);
 
-  // Operands: $0..$n-1 the results, $n the address, $n+1 the predicate, then `other` tied to
-  // the results, so a lane whose predicate is false keeps `other` without a select.
+  // Operands: $0..$n-1 the results, $n the address, then (masked) $n+1 the predicate and `other`
+  // tied to the results, so a lane whose predicate is false keeps `other` without a select.
   const unsigned n = s->words;
-  const std::string asm_text = "@$" + std::to_string(n + 1) + " ld.global" + ptx_access_type(*s) + " " +
-                               register_list(0, n) + ", [ $" + std::to_string(n) + " + 0 ];";
+  const bool masked = known == nullptr;
+  const std::string asm_text = (masked ? "@$" + std::to_string(n + 1) + " " : std::string()) + "ld.global" +
+                               hint_qualifiers(hints) + ptx_access_type(*s) + " " + register_list(0, n) + ", [ $" +
+                               std::to_string(n) + " + 0 ];";
   std::string constraints;
   for (unsigned i = 0; i < n; ++i) constraints += std::string("=") + register_constraint(*s) + ",";
-  constraints += "l,b";
-  for (unsigned i = 0; i < n; ++i) constraints += "," + std::to_string(i);
-
-  std::vector<llvm::Type*> arg_types{ptr->getType(), b.getInt1Ty()};
-  std::vector<llvm::Value*> args{ptr, pred};
-  for (llvm::Value* v : init) {
-    arg_types.push_back(reg);
-    args.push_back(v);
+  constraints += "l";
+  std::vector<llvm::Type*> arg_types{ptr->getType()};
+  std::vector<llvm::Value*> args{ptr};
+  if (masked) {
+    constraints += ",b";
+    for (unsigned i = 0; i < n; ++i) constraints += "," + std::to_string(i);
+    arg_types.push_back(b.getInt1Ty());
+    args.push_back(pred);
+    for (llvm::Value* v : to_registers(b, *s, other)) {
+      arg_types.push_back(reg);
+      args.push_back(v);
+    }
   }
   llvm::Type* ret = n == 1 ? reg : llvm::StructType::get(ctx, std::vector<llvm::Type*>(n, reg));
   auto* fty = llvm::FunctionType::get(ret, arg_types, false);
@@ -183,19 +200,22 @@ llvm::Value* nvptx_predicated_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm:
 
 // False when the inline form does not apply; the caller then uses the Target default.
 bool nvptx_predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred,
-                            unsigned align) {
-  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(pred)) {
-    if (c->isOne()) b.CreateAlignedStore(value, ptr, llvm::MaybeAlign(align));
+                            unsigned align, const lower::AccessHints& hints) {
+  auto* known = llvm::dyn_cast<llvm::ConstantInt>(pred);
+  if (known && !known->isOne()) return true;  // never stores
+  if (known && hints.empty()) {
+    b.CreateAlignedStore(value, ptr, llvm::MaybeAlign(align));
     return true;
   }
   const auto s = inline_shape(value->getType(), ptr, align);
   if (!s) return false;
   const unsigned n = s->words;
-  const std::string asm_text = "@$" + std::to_string(n + 1) + " st.global" + ptx_access_type(*s) + " [ $0 + 0 ], " +
-                               register_list(1, n) + ";";
+  const bool masked = known == nullptr;
+  const std::string asm_text = (masked ? "@$" + std::to_string(n + 1) + " " : std::string()) + "st.global" +
+                               hint_qualifiers(hints) + ptx_access_type(*s) + " [ $0 + 0 ], " + register_list(1, n) + ";";
   std::string constraints = "l";
   for (unsigned i = 0; i < n; ++i) constraints += std::string(",") + register_constraint(*s);
-  constraints += ",b";
+  if (masked) constraints += ",b";
 
   llvm::Type* reg = register_type(b.getContext(), *s);
   std::vector<llvm::Type*> arg_types{ptr->getType()};
@@ -204,8 +224,10 @@ bool nvptx_predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Valu
     arg_types.push_back(reg);
     args.push_back(v);
   }
-  arg_types.push_back(b.getInt1Ty());
-  args.push_back(pred);
+  if (masked) {
+    arg_types.push_back(b.getInt1Ty());
+    args.push_back(pred);
+  }
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), arg_types, false);
   b.CreateCall(llvm::InlineAsm::get(fty, asm_text, constraints, /*hasSideEffects=*/true), args);
   return true;

@@ -75,9 +75,9 @@ llvm::Intrinsic::ID nctaid_intrinsic(int axis) {
 // Inline-PTX predicated accesses (nvptx_memory_target.cpp); null / false where they do not
 // apply, and the Target default (a branch) is used instead.
 llvm::Value* nvptx_predicated_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* ptr, llvm::Value* pred,
-                                   llvm::Value* other, unsigned align);
+                                   llvm::Value* other, unsigned align, const lower::AccessHints& hints);
 bool nvptx_predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred,
-                            unsigned align);
+                            unsigned align, const lower::AccessHints& hints);
 // wgmma as inline PTX with tied accumulators (nvptx_wgmma_target.cpp).
 std::vector<llvm::Value*> nvptx_wgmma(llvm::IRBuilder<>& b, const lower::Target::Wgmma& shape, llvm::Value* desc_a,
                                       llvm::Value* desc_b, const std::vector<llvm::Value*>& acc);
@@ -94,7 +94,7 @@ class NvptxTarget final : public lower::Target {
     initialize_nvptx_once();
     // Made once here only to answer data_layout(); compile() makes its own machine, because a
     // TargetMachine is not safe to share between threads that compile at the same time.
-    data_layout_ = create_target_machine(nvptx_triple, arch_, "")->createDataLayout().getStringRepresentation();
+    data_layout_ = create_target_machine(nvptx_triple, arch_, ptx_features())->createDataLayout().getStringRepresentation();
   }
 
   std::string name() const override { return arch_; }
@@ -149,13 +149,13 @@ class NvptxTarget final : public lower::Target {
   void link_device_library(llvm::Module& m) const override { link_libdevice(m); }
 
   llvm::Value* predicated_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* ptr, llvm::Value* pred,
-                               llvm::Value* other, unsigned align) const override {
-    if (llvm::Value* v = nvptx_predicated_load(b, type, ptr, pred, other, align)) return v;
+                               llvm::Value* other, unsigned align, const lower::AccessHints& hints = {}) const override {
+    if (llvm::Value* v = nvptx_predicated_load(b, type, ptr, pred, other, align, hints)) return v;
     return Target::predicated_load(b, type, ptr, pred, other, align);
   }
   void predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred,
-                        unsigned align) const override {
-    if (!nvptx_predicated_store(b, value, ptr, pred, align)) Target::predicated_store(b, value, ptr, pred, align);
+                        unsigned align, const lower::AccessHints& hints = {}) const override {
+    if (!nvptx_predicated_store(b, value, ptr, pred, align, hints)) Target::predicated_store(b, value, ptr, pred, align);
   }
 
   llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v32, int lane_mask) const override {
@@ -247,7 +247,7 @@ class NvptxTarget final : public lower::Target {
   }
 
   lower::DeviceBinary compile(std::unique_ptr<llvm::Module> m, const std::string& kernel_name) const override {
-    std::unique_ptr<llvm::TargetMachine> tm = create_target_machine(nvptx_triple, arch_, "");
+    std::unique_ptr<llvm::TargetMachine> tm = create_target_machine(nvptx_triple, arch_, ptx_features());
     link_device_library(*m);
     optimize_module(*m, *tm);
     lower::DeviceBinary out;
@@ -259,6 +259,11 @@ class NvptxTarget final : public lower::Target {
   }
 
  private:
+  // The PTX ISA version: LLVM's least for the arch (7.0 for sm_80), but at least 7.4, which the
+  // eviction-priority qualifiers of hinted loads and stores (ld.global.L1::evict_last) need;
+  // ptxas refuses them in older PTX. Every driver since CUDA 11.4 reads PTX 7.4.
+  std::string ptx_features() const { return arch_ == "sm_80" ? "+ptx74" : ""; }
+
   std::string arch_;
   std::string data_layout_;
 };

@@ -332,10 +332,22 @@ void check_scalar_access(const ir::Value* ptr, const ir::Value* value, const ir:
                                    "scalar; {}", what, shape_str(other->type.shape), fix));
 }
 
+// The attrs of a load's or store's hints (ops.def `load`), refused at the user's line where PTX
+// could not carry them.
+std::map<std::string, ir::Attr> hint_attrs(bool is_load, AccessHintNames hints, const Loc& loc) {
+  if (const std::string p = ir::access_hints_problem(is_load, hints.cache, hints.eviction); !p.empty())
+    program_error(loc, p);
+  std::map<std::string, ir::Attr> attrs;
+  if (*hints.cache) attrs["cache"] = std::string(hints.cache);
+  if (*hints.eviction) attrs["eviction"] = std::string(hints.eviction);
+  return attrs;
+}
+
 }  // namespace
 
-ir::Value* emit_load(ir::Value* ptr, ir::Value* mask, ir::Value* other, const Loc& loc) {
+ir::Value* emit_load(ir::Value* ptr, ir::Value* mask, ir::Value* other, AccessHintNames hints, const Loc& loc) {
   check_scalar_access(ptr, nullptr, mask, other, "load", loc);
+  const auto attrs = hint_attrs(true, hints, loc);
   Shape shape = ptr->type.shape;
   if (mask) shape = broadcast_shape(shape, mask->type.shape, "load", loc);
   if (other) shape = broadcast_shape(shape, other->type.shape, "load", loc);
@@ -346,17 +358,18 @@ ir::Value* emit_load(ir::Value* ptr, ir::Value* mask, ir::Value* other, const Lo
     if (!mask) operands.push_back(b.int_constant(DType::I1, 1, shape));
     operands.push_back(broadcast(b, cast_to(b, other, ptr->type.pointee), shape));
   }
-  return b.create1(OpKind::Load, operands, ir::Type::scalar(ptr->type.pointee).with_shape(shape));
+  return b.create1(OpKind::Load, operands, ir::Type::scalar(ptr->type.pointee).with_shape(shape), attrs);
 }
 
-void emit_store(ir::Value* ptr, ir::Value* value, ir::Value* mask, const Loc& loc) {
+void emit_store(ir::Value* ptr, ir::Value* value, ir::Value* mask, AccessHintNames hints, const Loc& loc) {
   check_scalar_access(ptr, value, mask, nullptr, "store", loc);
+  const auto attrs = hint_attrs(false, hints, loc);
   Shape shape = broadcast_shape(ptr->type.shape, value->type.shape, "store", loc);
   if (mask) shape = broadcast_shape(shape, mask->type.shape, "store", loc);
   ir::Builder& b = builder_at(loc);
   std::vector<ir::Value*> operands{broadcast(b, ptr, shape), broadcast(b, cast_to(b, value, ptr->type.pointee), shape)};
   if (mask) operands.push_back(broadcast(b, mask, shape));
-  b.create(OpKind::Store, operands, {});
+  b.create(OpKind::Store, operands, {}, attrs);
 }
 
 }  // namespace tessera::detail

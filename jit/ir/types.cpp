@@ -95,6 +95,24 @@ std::string bitcast_problem(const Type& in, const Type& out) {
   return "";
 }
 
+std::string access_hints_problem(bool is_load, const std::string& cache, const std::string& eviction) {
+  static const std::vector<std::string> load_caches{"ca", "cg", "cv"}, store_caches{"wb", "cg", "cs", "wt"},
+      evictions{"evict_first", "evict_last"};
+  const auto& caches = is_load ? load_caches : store_caches;
+  auto known = [](const std::vector<std::string>& names, const std::string& s) {
+    return std::find(names.begin(), names.end(), s) != names.end();
+  };
+  const char* what = is_load ? "load" : "store";
+  if (!cache.empty() && !known(caches, cache))
+    return fmt::format("a {} has no cache modifier '{}' (known: {})", what, cache, fmt::join(caches, ", "));
+  if (!eviction.empty() && !known(evictions, eviction))
+    return fmt::format("a {} has no eviction policy '{}' (known: {})", what, eviction, fmt::join(evictions, ", "));
+  if (!cache.empty() && !eviction.empty())
+    return fmt::format("a {} takes a cache modifier ('{}') or an eviction policy ('{}'), not both: PTX has no "
+                       "instruction with both", what, cache, eviction);
+  return "";
+}
+
 std::string assume_problem(const Type& x, const std::vector<std::int64_t>* contiguity,
                            const std::vector<std::int64_t>* divisibility) {
   if (!x.is_ptr() && (!is_int(x.dtype) || x.dtype == DType::I1))

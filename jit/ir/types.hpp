@@ -75,6 +75,10 @@ std::string to_string(const Layout& l);
 // verifier and the DSL both ask it.
 std::string bitcast_problem(const Type& from, const Type& to);
 
+// "" when a load (is_load) or store may carry these hints (ops.def `load`: empty means absent);
+// else the problem, in words.
+std::string access_hints_problem(bool is_load, const std::string& cache, const std::string& eviction);
+
 // "" when an `assume` of `x` with these attrs is well formed (ops.def `assume`: an int (not i1)
 // or pointer; at least one attr; one entry per dim, one for a scalar; contiguities powers of two
 // dividing their dim, divisibilities >= 1); else the problem, in words. Null: the attr is absent.

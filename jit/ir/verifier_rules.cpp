@@ -319,6 +319,12 @@ std::string memory_rule(const Op& op) {
   const Type& v = op.kind == OpKind::Load ? result_type(op) : operand_type(op, 1);
   if (v.dtype != p.pointee || v.shape != p.shape)
     return fmt::format("'{}' value {} does not match the pointee of {}", op.name(), to_string(v), to_string(p));
+  for (const char* hint : {"cache", "eviction"})
+    if (op.has_attr(hint) && !std::holds_alternative<std::string>(op.attrs.at(hint)))
+      return fmt::format("'{}' {} must be a string", op.name(), hint);
+  const std::string cache = op.has_attr("cache") ? op.string_attr("cache") : "",
+                    eviction = op.has_attr("eviction") ? op.string_attr("eviction") : "";
+  if (auto h = access_hints_problem(op.kind == OpKind::Load, cache, eviction); !h.empty()) return h;
   int mask_index = op.kind == OpKind::Load ? 1 : 2;
   if (auto m = mask_problem(op, mask_index, p); !m.empty()) return m;
   if (op.kind == OpKind::Load && op.operands.size() == 3 && !same_type(operand_type(op, 2), v))

@@ -328,6 +328,16 @@ std::vector<std::vector<I>> KernelLowering::access_groups(const Op& op, const ir
   return groups;
 }
 
+namespace {
+// The op's `cache` and `eviction` attrs (ops.def `load`/`store`).
+AccessHints access_hints(const Op& op) {
+  AccessHints h;
+  if (op.has_attr("cache")) h.cache = op.string_attr("cache");
+  if (op.has_attr("eviction")) h.eviction = op.string_attr("eviction");
+  return h;
+}
+}  // namespace
+
 void KernelLowering::lower_load(const Op& op) {
   if (op.has_attr("async_ring")) return lower_async_load(op);  // a pipelined dot operand (lower_dot.cpp)
   const ir::Value* res = op.result();
@@ -338,6 +348,7 @@ void KernelLowering::lower_load(const Op& op) {
   const ir::Value* mask_v = op.operands.size() > 1 ? op.operands[1] : nullptr;
   const Elems* mask = mask_v ? &get(mask_v) : nullptr;
   const Elems* other = op.operands.size() > 2 ? &get(op.operands[2]) : nullptr;
+  const AccessHints hints = access_hints(op);
   Elems out(ptrs.size());
   for (const auto& g : access_groups(op, mask_v)) {
     const int w = static_cast<int>(g.size());
@@ -345,8 +356,10 @@ void KernelLowering::lower_load(const Op& op) {
     llvm::Type* vty = w == 1 ? elem : llvm::FixedVectorType::get(elem, w);
     auto to_memory = [&](llvm::Value* v) { return is_bool ? b_.CreateZExt(v, elem) : v; };
     llvm::Value* loaded;
-    if (!mask) {
+    if (!mask && hints.empty()) {
       loaded = b_.CreateAlignedLoad(vty, ptrs[g[0]], llvm::MaybeAlign(align));
+    } else if (!mask) {  // the target's form carries the hints; an all-true mask needs no predicate
+      loaded = target_.predicated_load(b_, vty, ptrs[g[0]], b_.getTrue(), llvm::PoisonValue::get(vty), align, hints);
     } else {
       llvm::Value* fallback = llvm::Constant::getNullValue(vty);
       if (other) {
@@ -354,7 +367,7 @@ void KernelLowering::lower_load(const Op& op) {
         for (int i = 0; w > 1 && i < w; ++i)
           fallback = b_.CreateInsertElement(fallback, to_memory((*other)[g[i]]), b_.getInt32(i));
       }
-      loaded = target_.predicated_load(b_, vty, ptrs[g[0]], (*mask)[g[0]], fallback, align);
+      loaded = target_.predicated_load(b_, vty, ptrs[g[0]], (*mask)[g[0]], fallback, align, hints);
     }
     for (int i = 0; i < w; ++i) {
       llvm::Value* v = w == 1 ? loaded : b_.CreateExtractElement(loaded, b_.getInt32(i));
@@ -371,6 +384,7 @@ void KernelLowering::lower_store(const Op& op) {
   const Elems* mask = mask_v ? &get(mask_v) : nullptr;
   const bool is_bool = op.operands[1]->type.dtype == DType::I1;
   auto to_memory = [&](llvm::Value* v) { return is_bool ? b_.CreateZExt(v, b_.getInt8Ty()) : v; };
+  const AccessHints hints = access_hints(op);
   for (const auto& g : access_groups(op, mask_v)) {
     const int w = static_cast<int>(g.size());
     const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(op.operands[1]->type.dtype));
@@ -379,8 +393,8 @@ void KernelLowering::lower_store(const Op& op) {
       v = llvm::PoisonValue::get(llvm::FixedVectorType::get(v->getType(), w));
       for (int i = 0; i < w; ++i) v = b_.CreateInsertElement(v, to_memory(vals[g[i]]), b_.getInt32(i));
     }
-    if (mask)
-      target_.predicated_store(b_, v, ptrs[g[0]], (*mask)[g[0]], align);
+    if (mask || !hints.empty())
+      target_.predicated_store(b_, v, ptrs[g[0]], mask ? (*mask)[g[0]] : b_.getTrue(), align, hints);
     else
       b_.CreateAlignedStore(v, ptrs[g[0]], llvm::MaybeAlign(align));
   }

@@ -15,6 +15,13 @@
 
 namespace tessera::lower {
 
+// A load's or store's cache and eviction hints (ops.def `load`/`store`: attrs `cache`, `eviction`,
+// as the IR spells them: "cg", "evict_last"; empty: none). They never change values.
+struct AccessHints {
+  std::string cache, eviction;
+  bool empty() const { return cache.empty() && eviction.empty(); }
+};
+
 
 // An f32 as the tensor cores read a tf32 operand: its 13 low mantissa bits dropped (rounded toward
 // zero; "only the first 10 bits of the input mantissa are read"), infinities and NaNs unchanged.
@@ -64,12 +71,12 @@ class Target {
   // compile() before it optimizes, so that the library's functions inline and fold.
   virtual void link_device_library(llvm::Module& m) const {}
   // A load of `type` from `ptr` performed only where `pred` (i1) holds, else `other`; and the
-  // matching store. The defaults (jit/lower/target_defaults.cpp) branch around the access; a
-  // target may emit predicated instructions instead.
+  // matching store. The defaults (jit/lower/target_defaults.cpp) branch around the access and
+  // ignore `hints`; a target may emit predicated instructions, and the hints, instead.
   virtual llvm::Value* predicated_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* ptr, llvm::Value* pred,
-                                       llvm::Value* other, unsigned align) const;
+                                       llvm::Value* other, unsigned align, const AccessHints& hints = {}) const;
   virtual void predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred,
-                                unsigned align) const;
+                                unsigned align, const AccessHints& hints = {}) const;
 
   // Exchanges a 32-bit value (i32) with the lane whose id is this lane's xor `lane_mask`, within
   // the warp/wavefront (a butterfly step of a reduction).

@@ -5,7 +5,7 @@
 namespace tessera::lower {
 
 llvm::Value* Target::predicated_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* ptr, llvm::Value* pred,
-                                     llvm::Value* other, unsigned align) const {
+                                     llvm::Value* other, unsigned align, const AccessHints&) const {
   llvm::Function* f = b.GetInsertBlock()->getParent();
   auto& ctx = b.getContext();
   llvm::BasicBlock* from = b.GetInsertBlock();
@@ -23,7 +23,7 @@ llvm::Value* Target::predicated_load(llvm::IRBuilder<>& b, llvm::Type* type, llv
 }
 
 void Target::predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred,
-                              unsigned align) const {
+                              unsigned align, const AccessHints&) const {
   llvm::Function* f = b.GetInsertBlock()->getParent();
   auto& ctx = b.getContext();
   auto* then_bb = llvm::BasicBlock::Create(ctx, "pstore", f);

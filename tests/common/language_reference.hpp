@@ -2,7 +2,8 @@
 // ravel, flip, broadcast_to) share: one kernel that applies the op chosen by meta OP to R x C
 // tiles, and the row-major result Triton's definitions give, computed here in plain C++. Also
 // where on pointer tiles, reductions and scans over tuples of tiles, bitcast, while_,
-// debug_barrier and gather: kernels and expected outputs.
+// debug_barrier, gather, the max_contiguous/multiple_of hints and cache/eviction hints: kernels
+// and expected outputs.
 #pragma once
 #include <tessera/tessera.hpp>
 
@@ -377,5 +378,70 @@ struct GatherCase {
     return o;
   }
 };
+
+// max_contiguous / multiple_of as Triton's matmul tutorial uses them: each program copies a BM x BN
+// block of a (m x n, row-major), its rows wrapped with % m and promised as runs of BM from
+// multiples of BM, its columns promised as runs of BN (masked at n), to row pid_m * BM + i of out.
+// The promise decides the width of every row's loads; the values must not depend on it.
+inline auto make_wrapped_rows() {
+  return ts::kernel("wrapped_rows", [](ts::Ptr<float> a, ts::Ptr<float> out, ts::Int m, ts::Int n) {
+    const int BM = ts::meta("BM"), BN = ts::meta("BN");
+    auto rows = ts::max_contiguous(ts::multiple_of((ts::program_id(0) * BM + ts::arange(0, BM)) % m, BM), BM);
+    auto cols = ts::max_contiguous(ts::multiple_of(ts::program_id(1) * BN + ts::arange(0, BN), BN), BN);
+    auto tile = ts::load(a + rows.col() * n + cols.row(), cols.row() < n);
+    auto out_rows = ts::program_id(0) * BM + ts::arange(0, BM);
+    ts::store(out + out_rows.col() * n + cols.row(), tile, cols.row() < n);
+  });
+}
+
+// {m, n, BM, BN}: run over two wraps of the rows (grid 2m / BM x cdiv(n, BN)).
+inline constexpr int kWrappedRowsShapes[][4] = {{64, 100, 32, 64}, {128, 64, 64, 16}, {256, 256, 128, 64}};
+
+// out (2m x n): row i is row i % m of a.
+inline std::vector<float> wrapped_rows_reference(const std::vector<float>& a, int m, int n) {
+  std::vector<float> want(static_cast<std::size_t>(2 * m * n));
+  for (int i = 0; i < 2 * m; ++i)
+    for (int j = 0; j < n; ++j) want[static_cast<std::size_t>(i * n + j)] = a[static_cast<std::size_t>(i % m * n + j)];
+  return want;
+}
+
+// Every cache and eviction hint of a load and of a store, masked and not, vector and scalar; the
+// hints never change a value: out holds 6 rows of n, and a 7th with FULL = 1 (n a multiple of
+// BLOCK: that row comes from an unmasked load).
+inline auto make_hinted_copies() {
+  return ts::kernel("hinted_copies", [](ts::Ptr<float> x, ts::Ptr<float> out, ts::Int n) {
+    const int BLOCK = ts::meta("BLOCK");
+    auto offs = ts::program_id(0) * BLOCK + ts::arange(0, BLOCK);
+    auto mask = offs < n;
+    auto a = ts::load(x + offs, mask, 0.f, {.cache = ts::LoadCache::cg});
+    auto b = ts::load(x + offs, mask, {.cache = ts::LoadCache::ca});
+    auto c = ts::load(x + offs, mask, 1.f, {.cache = ts::LoadCache::cv});
+    auto d = ts::load(x + offs, mask, 0.f, {.eviction = ts::Eviction::first});
+    auto e = ts::load(x + offs, mask, 0.f, {.eviction = ts::Eviction::last});
+    auto first = ts::load(x, {.cache = ts::LoadCache::cg});  // a scalar, unmasked
+    ts::store(out + offs, a + first, mask, {.cache = ts::StoreCache::cs});
+    ts::store(out + n + offs, b * 2.f, mask, {.cache = ts::StoreCache::wt});
+    ts::store(out + 2 * n + offs, c + d, mask, {.eviction = ts::Eviction::first});
+    ts::store(out + 3 * n + offs, e, mask, {.cache = ts::StoreCache::wb});
+    ts::store(out + 4 * n + offs, a, mask, {.cache = ts::StoreCache::cg});
+    ts::store(out + 5 * n + offs, d, mask, {.eviction = ts::Eviction::last});
+    if (ts::meta("FULL")) ts::store(out + 6 * n + offs, ts::load(x + offs, {.eviction = ts::Eviction::last}) - 1.f,
+                                    {.cache = ts::StoreCache::cs});
+  });
+}
+
+// The rows of make_hinted_copies: 6, or 7 when full.
+inline std::vector<float> hinted_copies_reference(const std::vector<float>& x, bool full) {
+  const std::size_t n = x.size();
+  std::vector<float> want((full ? 7 : 6) * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    want[i] = x[i] + x[0];
+    want[n + i] = x[i] * 2.f;
+    want[2 * n + i] = x[i] + x[i];
+    want[3 * n + i] = want[4 * n + i] = want[5 * n + i] = x[i];
+    if (full) want[6 * n + i] = x[i] - 1.f;
+  }
+  return want;
+}
 
 }  // namespace language_reference

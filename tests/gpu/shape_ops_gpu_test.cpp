@@ -268,3 +268,32 @@ TEST_CASE("GPU reduce and associative_scan over tuples run the user's combine as
     gpu_test::check_equal("reversed linear recurrence " + what, rev.to_host(), want.h_rev);
   }
 }
+
+TEST_CASE("GPU max_contiguous(multiple_of(rows % m)): the promise's 16-byte loads copy the right rows", "[gpu][shape]") {
+  auto k = language_reference::make_wrapped_rows();
+  std::mt19937 rng(kSeed);
+  const ts::Executor gpu = ts::Executor::Cuda;
+  for (const auto& [m, n, bm, bn] : language_reference::kWrappedRowsShapes) {
+    const auto a = random_vector<float>(static_cast<std::size_t>(m * n), rng);
+    const auto want = language_reference::wrapped_rows_reference(a, m, n);
+    auto ab = upload(a, gpu), out = upload(poison<float>(want.size()), gpu);
+    k[{.grid = {2 * m / bm, ts::cdiv(n, bn)}, .meta = {{"BM", bm}, {"BN", bn}}, .num_warps = 4, .executor = gpu}](ab, out, m, n);
+    ts::synchronize(gpu);
+    gpu_test::check_equal("wrapped rows " + std::to_string(m) + "x" + std::to_string(n), out.to_host(), want);
+  }
+}
+
+TEST_CASE("GPU cache and eviction hints on loads and stores change no value", "[gpu][shape]") {
+  auto k = language_reference::make_hinted_copies();
+  std::mt19937 rng(kSeed + 1);
+  const ts::Executor gpu = ts::Executor::Cuda;
+  for (const std::int32_t n : {1000, 4096}) {
+    const bool full = n % 256 == 0;
+    const auto x = random_vector<float>(static_cast<std::size_t>(n), rng);
+    const auto want = language_reference::hinted_copies_reference(x, full);
+    auto xb = upload(x, gpu), out = upload(poison<float>(want.size()), gpu);
+    k[{.grid = {ts::cdiv(n, 256)}, .meta = {{"BLOCK", 256}, {"FULL", full}}, .num_warps = 4, .executor = gpu}](xb, out, n);
+    ts::synchronize(gpu);
+    gpu_test::check_equal("hinted copies, n = " + std::to_string(n), out.to_host(), want);
+  }
+}

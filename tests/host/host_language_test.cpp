@@ -366,30 +366,49 @@ TEST_CASE("sort and topk misuse name the user's line", "[host][language][errors]
 
 TEST_CASE("max_contiguous(multiple_of(rows % n)) rows: the promise's wider loads are right on the host targets",
           "[host][language][hints]") {
-  // Triton's matmul tutorial wraps its rows with % M and promises runs of BLOCK from multiples of
-  // BLOCK; each program copies a 2-D block of a (rows wrapped, columns masked) so that the
-  // promise decides the vector width of every row's loads.
   enable_host();
-  auto k = ts::kernel("wrapped_rows", [](ts::Ptr<float> a, ts::Ptr<float> out, ts::Int m, ts::Int n) {
-    const int BM = ts::meta("BM"), BN = ts::meta("BN");
-    auto rows = ts::max_contiguous(ts::multiple_of((ts::program_id(0) * BM + ts::arange(0, BM)) % m, BM), BM);
-    auto cols = ts::max_contiguous(ts::multiple_of(ts::program_id(1) * BN + ts::arange(0, BN), BN), BN);
-    auto tile = ts::load(a + rows.col() * n + cols.row(), cols.row() < n);
-    auto out_rows = ts::program_id(0) * BM + ts::arange(0, BM);
-    ts::store(out + out_rows.col() * n + cols.row(), tile, cols.row() < n);
-  });
+  auto k = language_reference::make_wrapped_rows();
   std::mt19937 rng(kSeed);
-  for (auto [m, n, bm, bn] : {std::array{64, 100, 32, 64}, std::array{128, 64, 64, 16}}) {
-    const std::int64_t programs_m = 2 * m / bm;  // two wraps of the rows
+  for (const auto& [m, n, bm, bn] : language_reference::kWrappedRowsShapes) {
     auto a = random_values<float>(static_cast<std::size_t>(m * n), rng, -4, 4);
-    std::vector<float> want(static_cast<std::size_t>(2 * m * n));
-    for (int i = 0; i < 2 * m; ++i)
-      for (int j = 0; j < n; ++j) want[static_cast<std::size_t>(i * n + j)] = a[static_cast<std::size_t>(i % m * n + j)];
+    const auto want = language_reference::wrapped_rows_reference(a, m, n);
     for (ts::Executor e : kExecutors) {
       auto out = poisoned<float>(want.size());
-      k[{.grid = {programs_m, ts::cdiv(n, bn)}, .meta = {{"BM", bm}, {"BN", bn}}, .num_warps = 4, .executor = e}](
+      k[{.grid = {2 * m / bm, ts::cdiv(n, bn)}, .meta = {{"BM", bm}, {"BN", bn}}, .num_warps = 4, .executor = e}](
           a, out, m, n);
       expect_match("wrapped rows " + std::to_string(m) + "x" + std::to_string(n) + ", " + executor_name(e), out, want);
     }
+  }
+}
+
+TEST_CASE("cache and eviction hints on loads and stores change no value", "[host][language][hints]") {
+  enable_host();
+  auto k = language_reference::make_hinted_copies();
+  std::mt19937 rng(kSeed);
+  for (const std::int32_t n : {1000, 4096}) {
+    const bool full = n % 256 == 0;
+    const auto x = random_values<float>(static_cast<std::size_t>(n), rng, -4, 4);
+    const auto want = language_reference::hinted_copies_reference(x, full);
+    for (ts::Executor e : kExecutors) {
+      auto out = poisoned<float>(want.size());
+      k[{.grid = {ts::cdiv(n, 256)}, .meta = {{"BLOCK", 256}, {"FULL", full}}, .num_warps = 4, .executor = e}](x, out, n);
+      expect_match("hinted copies, n = " + std::to_string(n) + ", " + executor_name(e), out, want);
+    }
+  }
+}
+
+TEST_CASE("a load or store with both a cache modifier and an eviction policy is refused at the user's line",
+          "[host][language][errors]") {
+  auto k = ts::kernel("both_hints", [](ts::Ptr<float> p) {
+    ts::store(p, ts::load(p, {.cache = ts::LoadCache::cg, .eviction = ts::Eviction::last}));
+  });
+  std::vector<float> buf(4);
+  try {
+    k[{.grid = {1}, .executor = ts::Executor::Interpreter}](buf);
+    FAIL("no error");
+  } catch (const ts::ProgramError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("takes a cache modifier ('cg') or an eviction policy "
+                                                      "('evict_last'), not both") &&
+                                          Catch::Contains("host_language_test.cpp"));
   }
 }

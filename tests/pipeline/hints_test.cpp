@@ -1,7 +1,8 @@
 // ts::max_contiguous and ts::multiple_of (Triton's hints; ops.def `assume`) through the public launch
 // path: what the compiler gains from them (16-byte loads of rows wrapped with % n, as Triton's
 // matmul tutorial wraps its rows), and the interpreter's check of every promise, whose breach is a
-// ProgramError naming the user's line.
+// ProgramError naming the user's line. Also the cache and eviction hints of loads and stores in
+// the PTX, assembled by ptxas.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "backend/tool_paths.hpp"
+#include "tests/common/language_reference.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/tessera.hpp"
 
@@ -142,4 +144,31 @@ TEST_CASE("max_contiguous and multiple_of refuse what they cannot mean, at the u
   REQUIRE_THROWS_WITH(bad(2), Contains("multiple_of: divisibility hint 0 for dim 0"));
   REQUIRE_THROWS_WITH(bad(3), Contains("divisibility hint has 1 entries") && Contains("give one per dim (2)"));
   CHECK_NOTHROW(bad(4));
+}
+
+TEST_CASE("cache and eviction hints become PTX qualifiers that ptxas accepts", "[pipeline][hints][nvptx]") {
+  const std::string ptxas = ptxas_or_skip();
+  auto k = language_reference::make_hinted_copies();
+  const int n = 4096;
+  std::vector<float> x(n), out(7 * n);
+  auto args = decltype(k)::arg_values(x, out, n);
+  const std::vector<ts::ArgValue> argv(args.begin(), args.end());
+  const ts::LaunchOptions opts{.grid = {n / 256}, .meta = {{"BLOCK", 256}, {"FULL", 1}}, .num_warps = 4};
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    INFO(arch);
+    const auto ptx = ts::detail::compile_only(k.def(), opts, argv, arch).assembly;
+    INFO(ptx);
+    for (const char* want : {"ld.global.cg.v4.b32", "ld.global.ca.v4.b32", "ld.global.cv.v4.b32",
+                             "ld.global.L1::evict_first.v4.b32", "ld.global.L1::evict_last.v4.b32", "ld.global.cg.b32",
+                             "st.global.cs.v4.b32", "st.global.wt.v4.b32", "st.global.L1::evict_first.v4.b32",
+                             "st.global.wb.v4.b32", "st.global.cg.v4.b32", "st.global.L1::evict_last.v4.b32"}) {
+      INFO(want);
+      CHECK(ptx.find(want) != std::string::npos);
+    }
+    if (ptxas.empty()) continue;
+    ScratchFile file(ptx, ".ptx");
+    const auto r = run_command(ptxas + " -arch=" + arch + " " + file.path() + " -o /dev/null");
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+  }
 }

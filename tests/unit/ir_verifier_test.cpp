@@ -123,6 +123,24 @@ TEST_CASE("verifier: assume states runs of ints or pointers, one entry per dim",
           "applies to integers and pointers");
 }
 
+TEST_CASE("verifier: loads and stores take PTX's cache modifiers or eviction policies, one of them", "[ir][verifier]") {
+  auto m = parse_module(R"(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
+  %0 = load %p {cache = "cg"} : f32
+  %1 = load %p {eviction = "evict_last"} : f32
+  store %p, %0 {cache = "cs"}
+  store %p, %1 {eviction = "evict_first"}
+  return
+}
+)", "ok.tir");
+  CHECK_NOTHROW(verify(*m));
+  rejects("  %0 = load %p {cache = \"cs\"} : f32\n  return\n", "a load has no cache modifier 'cs' (known: ca, cg, cv)");
+  rejects("  %0 = load %p : f32\n  store %p, %0 {cache = \"cv\"}\n  return\n",
+          "a store has no cache modifier 'cv' (known: wb, cg, cs, wt)");
+  rejects("  %0 = load %p {eviction = \"evict_soon\"} : f32\n  return\n", "no eviction policy 'evict_soon'");
+  rejects("  %0 = load %p {cache = \"cg\", eviction = \"evict_last\"} : f32\n  return\n", "not both");
+  rejects("  %0 = load %p {cache = 1} : f32\n  return\n", "'load' cache must be a string");
+}
+
 TEST_CASE("verifier: do_while yields its condition, then the carried values", "[ir][verifier]") {
   const std::string ok = R"(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
   %0 = constant {value = 0} : i32

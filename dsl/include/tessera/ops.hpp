@@ -367,41 +367,111 @@ ir::Value* converted_to_pointee(const X& x, const Loc& loc) {
 }
 }  // namespace detail
 
+// Cache and eviction hints of a load or a store (Triton's cache_modifier and eviction_policy):
+// they never change a value. On NVIDIA they become the PTX qualifiers of the same names
+// (ld.global.cg, st.global.cs, .L1::evict_first); other targets ignore them, as do dot operands
+// that the pipeline turns into cp.async copies. PTX takes a cache modifier or an eviction
+// policy, not both: giving both is an error naming the line.
+//   auto x = ts::load(p + offs, mask, 0.f, {.cache = ts::LoadCache::cg});
+//   ts::store(q + offs, y, mask, {.eviction = ts::Eviction::first});
+enum class LoadCache { none, ca, cg, cv };
+enum class StoreCache { none, wb, cg, cs, wt };
+enum class Eviction { none, first, last };
+struct LoadHints {
+  LoadCache cache = LoadCache::none;
+  Eviction eviction = Eviction::none;
+};
+struct StoreHints {
+  StoreCache cache = StoreCache::none;
+  Eviction eviction = Eviction::none;
+};
+
+namespace detail {
+// The IR's spelling of the hints (ops.def `load`/`store`; "" for none).
+constexpr const char* hint_name(LoadCache c) {
+  constexpr const char* names[] = {"", "ca", "cg", "cv"};
+  return names[static_cast<int>(c)];
+}
+constexpr const char* hint_name(StoreCache c) {
+  constexpr const char* names[] = {"", "wb", "cg", "cs", "wt"};
+  return names[static_cast<int>(c)];
+}
+constexpr const char* hint_name(Eviction e) {
+  constexpr const char* names[] = {"", "evict_first", "evict_last"};
+  return names[static_cast<int>(e)];
+}
+inline AccessHintNames names_of(const LoadHints& h) { return {hint_name(h.cache), hint_name(h.eviction)}; }
+inline AccessHintNames names_of(const StoreHints& h) { return {hint_name(h.cache), hint_name(h.eviction)}; }
+
+enum class Access { Load, Store };
+template <Access A, class M>
+ir::Value* mask_value(const Tile<M>& mask, const Loc& loc) {
+  if constexpr (A == Access::Load)
+    static_assert(std::is_same_v<M, bool>,
+                  "tessera::load: the mask must be a Tile<bool>; compare to make one, e.g. offs < n or x != 0");
+  else
+    static_assert(std::is_same_v<M, bool>,
+                  "tessera::store: the mask must be a Tile<bool>; compare to make one, e.g. offs < n or x != 0");
+  return mask.ir_value(loc);
+}
+}  // namespace detail
+
 // Loads the elements `ptr` points to; masked-off lanes are not accessed and give `other` (0),
 // converted to the pointee type as Triton does (a tile of another type is cast; -1 for a uint8_t
 // load is 255). The mask is a Tile<bool> (a template here only so that another tile gets a clear
 // message). Through a scalar pointer the mask and `other` must be scalars too (as in Triton).
+// Each form takes LoadHints last (before the source location).
+template <class T>
+Tile<T> load(const Ptr<T>& ptr, const LoadHints& hints, const Loc& loc = Loc::current()) {
+  return Tile<T>(detail::emit_load(ptr.ir_value(loc), nullptr, nullptr, detail::names_of(hints), loc), loc);
+}
 template <class T>
 Tile<T> load(const Ptr<T>& ptr, const Loc& loc = Loc::current()) {
-  return Tile<T>(detail::emit_load(ptr.ir_value(loc), nullptr, nullptr, loc), loc);
+  return load(ptr, LoadHints{}, loc);
+}
+template <class T, class M>
+Tile<T> load(const Ptr<T>& ptr, const Tile<M>& mask, const LoadHints& hints, const Loc& loc = Loc::current()) {
+  return Tile<T>(detail::emit_load(ptr.ir_value(loc), detail::mask_value<detail::Access::Load>(mask, loc), nullptr,
+                                   detail::names_of(hints), loc),
+                 loc);
 }
 template <class T, class M>
 Tile<T> load(const Ptr<T>& ptr, const Tile<M>& mask, const Loc& loc = Loc::current()) {
-  static_assert(std::is_same_v<M, bool>,
-                "tessera::load: the mask must be a Tile<bool>; compare to make one, e.g. offs < n or x != 0");
-  return Tile<T>(detail::emit_load(ptr.ir_value(loc), mask.ir_value(loc), nullptr, loc), loc);
+  return load(ptr, mask, LoadHints{}, loc);
+}
+template <class T, class M, class O>
+Tile<T> load(const Ptr<T>& ptr, const Tile<M>& mask, const O& other, const LoadHints& hints,
+             const Loc& loc = Loc::current()) {
+  ir::Value* m = detail::mask_value<detail::Access::Load>(mask, loc);
+  ir::Value* o = detail::converted_to_pointee<T>(other, loc);
+  return Tile<T>(detail::emit_load(ptr.ir_value(loc), m, o, detail::names_of(hints), loc), loc);
 }
 template <class T, class M, class O>
 Tile<T> load(const Ptr<T>& ptr, const Tile<M>& mask, const O& other, const Loc& loc = Loc::current()) {
-  static_assert(std::is_same_v<M, bool>,
-                "tessera::load: the mask must be a Tile<bool>; compare to make one, e.g. offs < n or x != 0");
-  ir::Value* o = detail::converted_to_pointee<T>(other, loc);
-  return Tile<T>(detail::emit_load(ptr.ir_value(loc), mask.ir_value(loc), o, loc), loc);
+  return load(ptr, mask, other, LoadHints{}, loc);
 }
 
 // Stores `value` (broadcast to the pointer's shape, converted to the pointee type as Triton does:
 // a float tile stored through a Ptr<half> is rounded to half) where `mask` (a Tile<bool>) holds.
 // Through a scalar pointer the value and the mask must be scalars: every lane would write the one
-// address.
+// address. Each form takes StoreHints last (before the source location).
+template <class T, class V>
+void store(const Ptr<T>& ptr, const V& value, const StoreHints& hints, const Loc& loc = Loc::current()) {
+  detail::emit_store(ptr.ir_value(loc), detail::converted_to_pointee<T>(value, loc), nullptr, detail::names_of(hints), loc);
+}
 template <class T, class V>
 void store(const Ptr<T>& ptr, const V& value, const Loc& loc = Loc::current()) {
-  detail::emit_store(ptr.ir_value(loc), detail::converted_to_pointee<T>(value, loc), nullptr, loc);
+  store(ptr, value, StoreHints{}, loc);
+}
+template <class T, class V, class M>
+void store(const Ptr<T>& ptr, const V& value, const Tile<M>& mask, const StoreHints& hints,
+           const Loc& loc = Loc::current()) {
+  ir::Value* m = detail::mask_value<detail::Access::Store>(mask, loc);
+  detail::emit_store(ptr.ir_value(loc), detail::converted_to_pointee<T>(value, loc), m, detail::names_of(hints), loc);
 }
 template <class T, class V, class M>
 void store(const Ptr<T>& ptr, const V& value, const Tile<M>& mask, const Loc& loc = Loc::current()) {
-  static_assert(std::is_same_v<M, bool>,
-                "tessera::store: the mask must be a Tile<bool>; compare to make one, e.g. offs < n or x != 0");
-  detail::emit_store(ptr.ir_value(loc), detail::converted_to_pointee<T>(value, loc), mask.ir_value(loc), loc);
+  store(ptr, value, mask, StoreHints{}, loc);
 }
 
 }  // namespace tessera

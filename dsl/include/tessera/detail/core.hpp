@@ -105,8 +105,14 @@ TESSERA_API ir::Value* emit_select_pointer(ir::Value* cond, ir::Value* a, ir::Va
 TESSERA_API ir::Value* emit_program_id(int axis, bool num_programs, const Loc& loc);
 TESSERA_API ir::Value* emit_arange(std::int64_t start, std::int64_t end, const Loc& loc);
 TESSERA_API ir::Value* emit_full(const Shape& shape, DType d, ScalarValue v, const Loc& loc);
-TESSERA_API ir::Value* emit_load(ir::Value* ptr, ir::Value* mask, ir::Value* other, const Loc& loc);
-TESSERA_API void emit_store(ir::Value* ptr, ir::Value* value, ir::Value* mask, const Loc& loc);
+// A load's or store's cache and eviction hints as the IR spells them ("" for none; ops.def `load`).
+struct AccessHintNames {
+  const char* cache = "";
+  const char* eviction = "";
+};
+TESSERA_API ir::Value* emit_load(ir::Value* ptr, ir::Value* mask, ir::Value* other, AccessHintNames hints,
+                                 const Loc& loc);
+TESSERA_API void emit_store(ir::Value* ptr, ir::Value* value, ir::Value* mask, AccessHintNames hints, const Loc& loc);
 
 // Structured control flow. The tracer runs the body callbacks itself, with the body's region
 // open, and turns outer variables reassigned inside into loop-carried values / if results.
