@@ -242,6 +242,30 @@ class NvptxTarget final : public lower::Target {
   }
 
   // NVPTX's syncscope names (NVPTXUtilities: "block", "cluster", "device"; "" is .sys).
+  bool can_print() const override { return true; }
+  // vprintf(format, buffer): the CUDA printf, a system call that ptxas resolves. The format lives in
+  // global memory; the arguments in a local buffer laid out as a struct of them (each at its
+  // natural alignment, as vprintf reads them); both are passed as generic pointers.
+  void print(llvm::IRBuilder<>& b, const std::string& format, const std::vector<llvm::Value*>& args) const override {
+    llvm::Module* m = b.GetInsertBlock()->getModule();
+    llvm::PointerType* generic = b.getPtrTy(0);
+    llvm::Value* text = b.CreateAddrSpaceCast(b.CreateGlobalString(format, "printf.format", global_address_space()), generic);
+    llvm::Value* buffer = llvm::ConstantPointerNull::get(generic);
+    if (!args.empty()) {
+      std::vector<llvm::Type*> types;
+      for (llvm::Value* a : args) types.push_back(a->getType());
+      llvm::StructType* layout = llvm::StructType::get(b.getContext(), types);
+      llvm::BasicBlock& entry = b.GetInsertBlock()->getParent()->getEntryBlock();
+      llvm::IRBuilder<> at_entry(&entry, entry.begin());  // allocas in the entry block stay static
+      llvm::AllocaInst* slot = at_entry.CreateAlloca(layout, m->getDataLayout().getAllocaAddrSpace(), nullptr, "printf.args");
+      for (unsigned i = 0; i < args.size(); ++i) b.CreateStore(args[i], b.CreateStructGEP(layout, slot, i));
+      buffer = slot->getType() == generic ? static_cast<llvm::Value*>(slot) : b.CreateAddrSpaceCast(slot, generic);
+    }
+    llvm::FunctionCallee vprintf =
+        m->getOrInsertFunction("vprintf", llvm::FunctionType::get(b.getInt32Ty(), {generic, generic}, false));
+    b.CreateCall(vprintf, {text, buffer});
+  }
+
   std::string sync_scope(const std::string& scope) const override {
     return scope == "cta" ? "block" : scope == "gpu" ? "device" : "";
   }

@@ -16,6 +16,8 @@ inline constexpr const char* kThreadId = "__tessera_host_thread_id";        // i
 inline constexpr const char* kProgramId = "__tessera_host_program_id";      // i32 (i32 axis)
 inline constexpr const char* kNumPrograms = "__tessera_host_num_programs";  // i32 (i32 axis)
 inline constexpr const char* kBarrier = "__tessera_host_barrier";           // void ()
+// device_print: i32 (ptr format, ...), printf to stdout (ints as i32/i64, floats as double).
+inline constexpr const char* kPrint = "__tessera_host_print";
 // Warp shuffles of one 32-bit value, a rendezvous of the warp: i32 (i32 value, i32 operand),
 // the operand being the lane mask (xor), the distance (up, down) or the source lane (idx).
 inline constexpr const char* kShuffleXor = "__tessera_host_shfl_xor";

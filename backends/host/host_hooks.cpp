@@ -3,7 +3,9 @@
 // is recorded for the launch, which throws once the program is done.
 #include <fmt/format.h>
 
+#include <cstdarg>
 #include <cstdint>
+#include <cstdio>
 
 #include "backends/host/host_abi.hpp"
 #include "backends/host/host_runtime.hpp"
@@ -104,6 +106,16 @@ __attribute__((visibility("hidden"))) std::int32_t __tessera_host_shfl_idx(std::
   return tessera::host::shuffle(tessera::host::Shuffle::Idx, v, lane);
 }
 
+// One line of device_print (print_format.hpp), whole: one call writes it.
+__attribute__((visibility("hidden"))) std::int32_t __tessera_host_print(const char* format, ...) {
+  std::va_list args;
+  va_start(args, format);
+  const int n = std::vprintf(format, args);
+  va_end(args);
+  std::fflush(stdout);
+  return n;
+}
+
 // host_memory.cpp
 std::int32_t __tessera_host_check_global(const void*, std::uint64_t, std::uint64_t, std::int32_t, std::int32_t,
                                          const char*);
@@ -120,6 +132,7 @@ std::vector<RuntimeSymbol> runtime_symbols() {
       {abi::kProgramId, reinterpret_cast<void*>(&__tessera_host_program_id)},
       {abi::kNumPrograms, reinterpret_cast<void*>(&__tessera_host_num_programs)},
       {abi::kBarrier, reinterpret_cast<void*>(&__tessera_host_barrier)},
+      {abi::kPrint, reinterpret_cast<void*>(&__tessera_host_print)},
       {abi::kShuffleXor, reinterpret_cast<void*>(&__tessera_host_shfl_xor)},
       {abi::kShuffleUp, reinterpret_cast<void*>(&__tessera_host_shfl_up)},
       {abi::kShuffleDown, reinterpret_cast<void*>(&__tessera_host_shfl_down)},

@@ -74,6 +74,14 @@ class HostTarget final : public lower::Target {
     check_axis(axis, "num_programs");
     return call_register(b, host_abi::kNumPrograms, {b.getInt32(static_cast<std::uint32_t>(axis))});
   }
+  bool can_print() const override { return true; }
+  // printf(format, args...) through the host's print hook (host_hooks.cpp), a C variadic call.
+  void print(llvm::IRBuilder<>& b, const std::string& format, const std::vector<llvm::Value*>& args) const override {
+    std::vector<llvm::Value*> call_args{b.CreateGlobalString(format, "printf.format")};
+    call_args.insert(call_args.end(), args.begin(), args.end());
+    call_hook(b, host_abi::kPrint, llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy()}, true), call_args)
+        ->setDoesNotThrow();
+  }
   // An opaque call: the optimizer keeps every memory access on its side of it.
   void barrier(llvm::IRBuilder<>& b) const override {
     call_hook(b, host_abi::kBarrier, llvm::FunctionType::get(b.getVoidTy(), false))->setDoesNotThrow();

@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "dsl/src/trace_state.hpp"
+#include "jit/ir/print_format.hpp"
 #include "tessera/control.hpp"
 #include "tessera/error.hpp"
 
@@ -241,6 +242,16 @@ void trace_if(ir::Value* cond, const std::function<void()>& then_body, const std
 }
 
 void emit_debug_barrier(const Loc& loc) { builder_at(loc).create(ir::OpKind::DebugBarrier, {}, {}); }
+
+void emit_print(std::string_view prefix, const std::vector<ir::Value*>& values, const Loc& loc) {
+  if (const std::string p = ir::print_prefix_problem(prefix); !p.empty()) program_error(loc, p);
+  for (const ir::Value* v : values)
+    if (v->type.shape.size() > static_cast<std::size_t>(ir::kMaxPrintRank))
+      program_error(loc, fmt::format("device_print: tiles of more than {} dims cannot be printed (this one has {}); "
+                                     "reshape it first", ir::kMaxPrintRank, v->type.shape.size()));
+  builder_at(loc).create(ir::OpKind::Print, values, {},
+                         {{"prefix", ir::normalized_print_prefix(prefix, !values.empty())}});
+}
 
 ir::Value* LoopBound::materialize(const Loc& loc) const {
   if (tile_ != nullptr) {

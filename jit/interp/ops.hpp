@@ -40,6 +40,8 @@ Tile eval_math(const ir::Op& op, const std::vector<const Tile*>& operands);
 // dot(a, b, acc) (dot.cpp): acc + a·b in the accumulator's type, as ops.def says.
 Tile eval_dot(const ir::Op& op, const Tile& a, const Tile& b, const Tile& acc);
 Tile eval_select(const ir::Op& op, const Tile& cond, const Tile& a, const Tile& b);
+// print (print.cpp): the op's lines, on stdout.
+void exec_print(const ir::Op& op, const ProgramPoint& p, const std::vector<const Tile*>& operands);
 // reshape, trans, join (two operands) and split (two results) (reshape.cpp): the results in order.
 std::vector<Tile> eval_reshape_family(const ir::Op& op, const std::vector<const Tile*>& operands);
 

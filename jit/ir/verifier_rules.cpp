@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "jit/ir/print_format.hpp"
+
 namespace tessera::ir {
 
 bool same_type(const Type& a, const Type& b) {
@@ -311,9 +313,20 @@ std::string mask_problem(const Op& op, int i, const Type& ptr) {
   return "";
 }
 
+std::string print_rule(const Op& op) {
+  if (!op.has_attr("prefix") || !std::holds_alternative<std::string>(op.attrs.at("prefix")))
+    return "print needs a string attribute 'prefix'";
+  if (auto p = print_prefix_problem(op.string_attr("prefix")); !p.empty()) return p;
+  for (const Value* v : op.operands)
+    if (v->type.shape.size() > static_cast<std::size_t>(kMaxPrintRank))
+      return fmt::format("print of {}: tiles of more than {} dims cannot be printed", to_string(v->type), kMaxPrintRank);
+  return "";
+}
+
 std::string memory_rule(const Op& op) {
   if (op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas) return atomic_rule_problem(op);
   if (op.kind == OpKind::DebugBarrier) return "";
+  if (op.kind == OpKind::Print) return print_rule(op);
   const Type& p = operand_type(op, 0);
   if (!p.is_ptr()) return fmt::format("'{}' needs a pointer, got {}", op.name(), to_string(p));
   const Type& v = op.kind == OpKind::Load ? result_type(op) : operand_type(op, 1);

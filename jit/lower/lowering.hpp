@@ -146,6 +146,9 @@ class KernelLowering {
   // elems[first, first + count) as one vector, for a store of a run of them.
   llvm::Value* vector_of(const Elems& elems, std::int64_t first, std::int64_t count);
 
+  // device_print (lower_print.cpp).
+  void lower_print(const ir::Op& op);
+
   // Atomics (lower_atomics.cpp).
   void lower_atomic(const ir::Op& op);
   llvm::Value* owner_predicate(const ir::Type& t);  // null: every thread owns its elements

@@ -159,6 +159,12 @@ class Target {
   virtual void async_commit(llvm::IRBuilder<>& b) const {}
   virtual void async_wait(llvm::IRBuilder<>& b, int pending) const {}
 
+  // device_print: whether the target can print, and one printf call of `format` (print_format.hpp)
+  // with `args` (i32, i64 or double values) by this thread. The default cannot (AMD: hostcall
+  // printf is not wired yet); lower_print refuses the op, naming its line, before calling print.
+  virtual bool can_print() const { return false; }
+  virtual void print(llvm::IRBuilder<>& b, const std::string& format, const std::vector<llvm::Value*>& args) const;
+
   // The LLVM syncscope name of an atomic's scope ("cta", "gpu" or "sys"). The default, "" (the
   // whole system), is correct everywhere but may be slower than the target's narrower scopes.
   virtual std::string sync_scope(const std::string& scope) const;

@@ -48,4 +48,8 @@ void Target::set_max_registers(llvm::Function*, int) const {
   throw Error("tessera: target '" + name() + "' has no register cap; leave CompileOptions::maxnreg at 0");
 }
 
+void Target::print(llvm::IRBuilder<>&, const std::string&, const std::vector<llvm::Value*>&) const {
+  throw Error("device_print is not supported when compiling for " + name());
+}
+
 }  // namespace tessera::lower

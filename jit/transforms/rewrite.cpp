@@ -11,9 +11,10 @@ bool is_pure_compute(const ir::Op& op) {
 }
 
 bool writes_or_orders_memory(const Op& op) {
-  // An atomic writes memory even when its returned old value is unused; a barrier orders it.
+  // An atomic writes memory even when its returned old value is unused; a barrier orders it; a
+  // print writes the output, in program order.
   return op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas ||
-         op.kind == OpKind::DebugBarrier;
+         op.kind == OpKind::DebugBarrier || op.kind == OpKind::Print;
 }
 
 bool has_side_effects(const Op& op) {

@@ -4,6 +4,7 @@
 // the executor cannot reach, a mix of places) refused before anything runs.
 #include <tessera/dlpack.hpp>
 
+#include <array>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -170,6 +171,14 @@ TEST_CASE("DLPack tensors tessera cannot take are refused with the reason", "[ap
     // The same for a ts::Buffer of the interpreter: it says where its memory is.
     ts::Buffer<float> bx(64, ts::Executor::Interpreter), bout(64, ts::Executor::Interpreter);
     CHECK_THAT(error_of<ts::LaunchError>([&] { k[opts](bx, bout, 64, 1.0f); }),
+               Contains("argument 0 is in host memory, which Executor::Cuda cannot reach"));
+    // And for a std::vector or std::array, which always hold host memory (a GPU given their
+    // address would fault).
+    std::vector<float> vx(64), vout(64);
+    CHECK_THAT(error_of<ts::LaunchError>([&] { k[opts](vx, vout, 64, 1.0f); }),
+               Contains("argument 0 is in host memory, which Executor::Cuda cannot reach"));
+    std::array<float, 64> ax{}, aout{};
+    CHECK_THAT(error_of<ts::LaunchError>([&] { k[opts](ax, aout, 64, 1.0f); }),
                Contains("argument 0 is in host memory, which Executor::Cuda cannot reach"));
   }
   CHECK(ts::runtime_stats().compiles == compiles_before);  // refused before anything was traced

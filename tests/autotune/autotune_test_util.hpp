@@ -20,6 +20,7 @@
 
 // Relative to this file: the GPU tests include it too, with another include path.
 #include "../api/launch_test_util.hpp"
+#include "../common/capture_output.hpp"
 #include "../scoped_env.hpp"
 
 namespace ts = tessera;
@@ -156,28 +157,7 @@ inline std::vector<float> ramp(std::size_t n) {
 // What the process writes to stderr while `f` runs.
 template <class F>
 std::string capture_stderr(F&& f) {
-  std::fflush(stderr);
-  std::FILE* tmp = std::tmpfile();
-  REQUIRE(tmp != nullptr);
-  const int saved = ::dup(2);
-  ::dup2(::fileno(tmp), 2);
-  try {
-    f();
-  } catch (...) {
-    std::fflush(stderr);
-    ::dup2(saved, 2);
-    ::close(saved);
-    std::fclose(tmp);
-    throw;
-  }
-  std::fflush(stderr);
-  ::dup2(saved, 2);
-  ::close(saved);
-  std::rewind(tmp);
-  std::string text;
-  for (int c; (c = std::fgetc(tmp)) != EOF;) text += static_cast<char>(c);
-  std::fclose(tmp);
-  return text;
+  return test_output::capture_fd(2, std::forward<F>(f));
 }
 
 }  // namespace autotune_test

@@ -7,10 +7,12 @@
 #pragma once
 #include <tessera/tessera.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -442,6 +444,57 @@ inline std::vector<float> hinted_copies_reference(const std::vector<float>& x, b
     if (full) want[6 * n + i] = x[i] - 1.f;
   }
   return want;
+}
+
+// device_print: program p prints its 4 x 8 tile of x, 16 floats of y beside a bool tile (one call,
+// two operands; 16 elements are fewer than a 4-warp layout's threads, so threads replicate them
+// and each must still print once), a scalar and a line without values. The prefixes exercise
+// Triton's normalization and a '%' that is text.
+inline auto make_printer() {
+  return ts::kernel("printer", [](ts::Ptr<std::int32_t> x, ts::Ptr<float> y) {
+    auto p = ts::program_id(0);
+    auto r = ts::arange(0, 4), c = ts::arange(0, 8);
+    ts::device_print("x", ts::load(x + p * 32 + r.col() * 8 + c.row()));
+    auto f = ts::load(y + p * 16 + ts::arange(0, 16));
+    ts::device_print("y=%d ", f, f > 0.0f);
+    ts::device_print("scalar", p * 10 + 3);
+    ts::device_print("hello");
+  });
+}
+
+// The lines make_printer prints over `programs` programs, sorted, written here from Triton's
+// format (pid (x, y, z) idx (i, j) prefix value; %f for floats) without tessera's formatter.
+inline std::vector<std::string> printer_reference(const std::vector<std::int32_t>& x, const std::vector<float>& y,
+                                                  int programs) {
+  std::vector<std::string> lines;
+  for (int p = 0; p < programs; ++p) {
+    const std::string pid = "pid (" + std::to_string(p) + ", 0, 0)";
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 8; ++j)
+        lines.push_back(pid + " idx (" + std::to_string(i) + ", " + std::to_string(j) + ") x: " +
+                        std::to_string(x[static_cast<std::size_t>(p * 32 + i * 8 + j)]));
+    for (int i = 0; i < 16; ++i) {
+      const float v = y[static_cast<std::size_t>(p * 16 + i)];
+      const std::string head = pid + " idx (" + std::to_string(i) + ") y=%d: ";
+      lines.push_back(head + "(operand 0) " + std::to_string(static_cast<double>(v)));  // %f: 6 decimals
+      lines.push_back(head + "(operand 1) " + (v > 0.0f ? "1" : "0"));
+    }
+    lines.push_back(pid + " scalar: " + std::to_string(10 * p + 3));
+    lines.push_back(pid + " hello");
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// The lines of `text`, sorted (device_print's lines come in any order across threads).
+inline std::vector<std::string> sorted_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+    lines.push_back(text.substr(start, nl - start));
+  if (start < text.size()) lines.push_back(text.substr(start));
+  std::sort(lines.begin(), lines.end());
+  return lines;
 }
 
 }  // namespace language_reference

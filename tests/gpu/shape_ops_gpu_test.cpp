@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compare.hpp"
+#include "tests/common/capture_output.hpp"
 #include "tests/common/language_reference.hpp"
 
 namespace ts = tessera;
@@ -296,4 +297,26 @@ TEST_CASE("GPU cache and eviction hints on loads and stores change no value", "[
     ts::synchronize(gpu);
     gpu_test::check_equal("hinted copies, n = " + std::to_string(n), out.to_host(), want);
   }
+}
+
+TEST_CASE("GPU device_print prints the interpreter's lines, each element once", "[gpu][shape][print]") {
+  auto k = language_reference::make_printer();
+  const int programs = 5;
+  std::mt19937 rng(kSeed);
+  std::vector<std::int32_t> x(32 * programs);
+  for (auto& v : x) v = static_cast<std::int32_t>(rng() % 2000001) - 1000000;
+  std::vector<float> y(16 * programs);
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = (static_cast<float>(i % 23) - 11.0f) * 0.375f;  // exact in %f
+  const auto want = language_reference::printer_reference(x, y, programs);
+  for (ts::Executor e : kExecs)
+    for (int warps : {1, 4}) {
+      INFO((e == ts::Executor::Cuda ? "cuda" : "interpreter") << ", num_warps " << warps);
+      auto bx = upload(x, e);
+      auto by = upload(y, e);
+      const std::string text = test_output::capture_fd(1, [&] {
+        k[{.grid = {programs}, .num_warps = warps, .executor = e}](bx, by);
+        ts::synchronize(e);
+      });
+      CHECK(language_reference::sorted_lines(text) == want);
+    }
 }

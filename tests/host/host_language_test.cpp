@@ -3,6 +3,7 @@
 // and the host targets, against references written here in plain C++ from Triton's definitions;
 // and their misuse errors, which name the user's line.
 #include "host_test_util.hpp"
+#include "tests/common/capture_output.hpp"
 #include "tests/common/language_reference.hpp"
 
 using namespace host_test;
@@ -411,4 +412,32 @@ TEST_CASE("a load or store with both a cache modifier and an eviction policy is 
                                                       "('evict_last'), not both") &&
                                           Catch::Contains("host_language_test.cpp"));
   }
+}
+
+TEST_CASE("device_print prints the same lines on the interpreter and the host targets", "[host][language][print]") {
+  enable_host();
+  auto k = language_reference::make_printer();
+  const int programs = 3;
+  std::mt19937 rng(kSeed);
+  std::vector<std::int32_t> x = random_values<std::int32_t>(32 * programs, rng, -100000, 100000);
+  std::vector<float> y(16 * programs);
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = (static_cast<float>(i % 23) - 11.0f) * 0.375f;  // exact in %f
+  const auto want = language_reference::printer_reference(x, y, programs);
+  for (ts::Executor e : kExecutors) {
+    INFO(executor_name(e));
+    const std::string text = test_output::capture_fd(1, [&] {
+      k[{.grid = {programs}, .num_warps = 4, .executor = e}](x, y);
+      ts::synchronize(e);
+    });
+    CHECK(language_reference::sorted_lines(text) == want);
+  }
+}
+
+TEST_CASE("device_print refuses a prefix that is not printable ASCII, naming the line", "[host][language][print][errors]") {
+  const int line = __LINE__ + 1;
+  auto k = ts::kernel("bad_print", [](ts::Ptr<float> p) { ts::device_print("a\nb", ts::load(p)); });
+  std::vector<float> buf(1);
+  REQUIRE_THROWS_WITH((k[{.grid = {1}, .executor = ts::Executor::Interpreter}](buf)),
+                      Catch::Contains("host_language_test.cpp:" + std::to_string(line)) && Catch::Contains("printable ASCII") &&
+                          Catch::Contains("0x0a"));
 }

@@ -141,6 +141,28 @@ TEST_CASE("verifier: loads and stores take PTX's cache modifiers or eviction pol
   rejects("  %0 = load %p {cache = 1} : f32\n  return\n", "'load' cache must be a string");
 }
 
+TEST_CASE("verifier: print takes a printable prefix and values of up to 4 dims", "[ir][verifier][print]") {
+  auto m = parse_module(R"(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
+  %0 = arange {start = 0, end = 64} : <64xi32>
+  %1 = reshape %0 : <4x16xi32>
+  print {prefix = " hello"}
+  print %n {prefix = " n: "}
+  print %1, %p {prefix = " 100%: "}
+  return
+}
+)", "ok.tir");
+  CHECK_NOTHROW(verify(*m));
+  const std::string text = print(*m);
+  CHECK(text.find("print %1, %p {prefix = \" 100%: \"}") != std::string::npos);
+  CHECK(print(*parse_module(text, "again.tir")) == text);
+  rejects("  print %n\n  return\n", "print needs a string attribute 'prefix'");
+  rejects("  print %n {prefix = 3}\n  return\n", "print needs a string attribute 'prefix'");
+  rejects("  print %n {prefix = \"a\\tb\"}\n  return\n", "printable ASCII");
+  rejects("  %0 = arange {start = 0, end = 32} : <32xi32>\n  %1 = reshape %0 : <2x2x2x2x2xi32>\n"
+          "  print %1 {prefix = \"\"}\n  return\n",
+          "tiles of more than 4 dims cannot be printed");
+}
+
 TEST_CASE("verifier: do_while yields its condition, then the carried values", "[ir][verifier]") {
   const std::string ok = R"(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
   %0 = constant {value = 0} : i32

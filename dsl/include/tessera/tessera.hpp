@@ -5,6 +5,7 @@
 #include "tessera/autotune.hpp"
 #include "tessera/buffer.hpp"
 #include "tessera/control.hpp"
+#include "tessera/debug.hpp"
 #include "tessera/dtype.hpp"
 #include "tessera/element.hpp"
 #include "tessera/error.hpp"

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "tessera/args.hpp"
 #include "tessera/error.hpp"
@@ -31,6 +32,16 @@ concept ContiguousOf = requires(C& c) {
   { c.data() } -> PointerTo<E>;
   { c.size() } -> std::convertible_to<std::size_t>;
 };
+// Containers whose elements are always in the host's memory (a span or a custom container may
+// wrap device memory, so it says nothing): a GPU launch refuses them, naming the argument, instead
+// of handing the GPU a host address it cannot read.
+template <class C>
+inline constexpr bool is_host_container = false;
+template <class E, class Alloc>
+inline constexpr bool is_host_container<std::vector<E, Alloc>> = true;
+template <class E, std::size_t N>
+inline constexpr bool is_host_container<std::array<E, N>> = true;
+
 // A framework tensor (torch::Tensor and alike): .data_ptr() and .numel().
 template <class C>
 concept TensorLike = requires(C& c) {
@@ -127,13 +138,15 @@ ArgValue to_arg_value(C& c) {
     using E = typename T::pointee;
     constexpr DType pointee = ElementTraits<T>::pointee;
     if constexpr (std::is_null_pointer_v<A>) return ArgValue::pointer(nullptr, pointee);
-    else if constexpr (std::is_array_v<A>) return ArgValue::pointer(erase_const(c), pointee, sizeof(A));
+    else if constexpr (std::is_array_v<A>)
+      return ArgValue::pointer(erase_const(c), pointee, sizeof(A), MemoryPlace::Host, -1);
     else if constexpr (DescribedTensor<A>) {
       const TensorDescription t = TensorArgument<A>::describe(c, I);
       return ArgValue::pointer(t.data, t.dtype, t.bytes, t.place, t.device);
     } else if constexpr (std::is_pointer_v<A>) return ArgValue::pointer(erase_const(c), pointee);
     else if constexpr (ContiguousOf<A, E>) {
       ArgValue a = ArgValue::pointer(erase_const(c.data()), pointee, c.size() * sizeof(E));
+      if constexpr (is_host_container<A>) a.place = MemoryPlace::Host;
       if constexpr (requires { { c.memory_place() } -> std::same_as<MemoryPlace>; }) {
         a.place = c.memory_place();
         a.device = c.device();
