@@ -241,7 +241,6 @@ class NvptxTarget final : public lower::Target {
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b.getInt32(static_cast<std::uint32_t>(pending))});
   }
 
-  // NVPTX's syncscope names (NVPTXUtilities: "block", "cluster", "device"; "" is .sys).
   bool can_print() const override { return true; }
   // vprintf(format, buffer): the CUDA printf, a system call that ptxas resolves. The format lives in
   // global memory; the arguments in a local buffer laid out as a struct of them (each at its
@@ -266,6 +265,7 @@ class NvptxTarget final : public lower::Target {
     b.CreateCall(vprintf, {text, buffer});
   }
 
+  // NVPTX's syncscope names (NVPTXUtilities: "block", "cluster", "device"; "" is .sys).
   std::string sync_scope(const std::string& scope) const override {
     return scope == "cta" ? "block" : scope == "gpu" ? "device" : "";
   }
