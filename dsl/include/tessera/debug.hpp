@@ -9,7 +9,8 @@
 namespace tessera {
 
 // ts::device_print("x", x, y) prints one line per element of each tile (and one per scalar), from
-// every program that reaches it, as Triton 3.6 does:
+// every program that reaches it, as Triton 3.6 does (its text but for index padding and a scalar's
+// "idx ()", notes/language.md):
 //   pid (0, 0, 0) idx (3) x: 1.500000
 //   pid (0, 0, 0) idx (3) x: (operand 1) 7
 // The prefix is normalized as Triton's ("x" becomes " x: "); with several values each line names
