@@ -246,9 +246,7 @@ void emit_debug_barrier(const Loc& loc) { builder_at(loc).create(ir::OpKind::Deb
 void emit_print(std::string_view prefix, const std::vector<ir::Value*>& values, const Loc& loc) {
   if (const std::string p = ir::print_prefix_problem(prefix); !p.empty()) program_error(loc, p);
   for (const ir::Value* v : values)
-    if (v->type.shape.size() > static_cast<std::size_t>(ir::kMaxPrintRank))
-      program_error(loc, fmt::format("device_print: tiles of more than {} dims cannot be printed (this one has {}); "
-                                     "reshape it first", ir::kMaxPrintRank, v->type.shape.size()));
+    if (const std::string p = ir::print_operand_problem(v->type); !p.empty()) program_error(loc, p);
   builder_at(loc).create(ir::OpKind::Print, values, {},
                          {{"prefix", ir::normalized_print_prefix(prefix, !values.empty())}});
 }

@@ -56,6 +56,12 @@ std::string print_line_format(std::string_view prefix, const Type& t, int operan
 
 std::string print_bare_format(std::string_view prefix) { return head(prefix, Type::scalar(DType::I32)) + "\n"; }
 
+std::string print_operand_problem(const Type& t) {
+  if (t.shape.size() <= static_cast<std::size_t>(kMaxPrintRank)) return "";
+  return fmt::format("device_print of {}: tiles of more than {} dims cannot be printed; reshape it first", to_string(t),
+                     kMaxPrintRank);
+}
+
 std::string print_prefix_problem(std::string_view prefix) {
   for (char c : prefix)
     if (c < 0x20 || c > 0x7e)

@@ -32,5 +32,7 @@ std::string print_prefix_problem(std::string_view prefix);
 
 // The most dims of a printed tile (the interpreter passes the index through a fixed argument list).
 inline constexpr int kMaxPrintRank = 4;
+// Why a value of type `t` cannot be printed ("" when it can): more than kMaxPrintRank dims.
+std::string print_operand_problem(const Type& t);
 
 }  // namespace tessera::ir

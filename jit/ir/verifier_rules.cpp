@@ -318,8 +318,7 @@ std::string print_rule(const Op& op) {
     return "print needs a string attribute 'prefix'";
   if (auto p = print_prefix_problem(op.string_attr("prefix")); !p.empty()) return p;
   for (const Value* v : op.operands)
-    if (v->type.shape.size() > static_cast<std::size_t>(kMaxPrintRank))
-      return fmt::format("print of {}: tiles of more than {} dims cannot be printed", to_string(v->type), kMaxPrintRank);
+    if (auto p = print_operand_problem(v->type); !p.empty()) return p;
   return "";
 }
 
