@@ -20,6 +20,7 @@ std::string Config::str() const {
   if (compile.maxnreg != defaults.maxnreg) s += fmt::format(" maxnreg={}", compile.maxnreg);
   if (compile.line_info) s += " line_info";
   if (!compile.fp_fusion) s += " fp_fusion=0";
+  if (compile.debug) s += " debug";
   return s;
 }
 
@@ -49,6 +50,7 @@ std::string serialize(const Config& c) {
   s += fmt::format("num_warps {}\nnum_stages {}\n", c.num_warps, c.num_stages);
   s += fmt::format("opt_level {}\nmaxnreg {}\nline_info {}\nfp_fusion {}\n", c.compile.opt_level, c.compile.maxnreg,
                    c.compile.line_info ? 1 : 0, c.compile.fp_fusion ? 1 : 0);
+  if (c.compile.debug) s += "debug 1\n";  // only when set: entries written before it existed still parse
   return s;
 }
 
@@ -75,6 +77,7 @@ std::optional<Config> parse_config(std::string_view text) {
     else if (field == "maxnreg") c.compile.maxnreg = value, seen |= 8;
     else if (field == "line_info") c.compile.line_info = value != 0, seen |= 16;
     else if (field == "fp_fusion") c.compile.fp_fusion = value != 0, seen |= 32;
+    else if (field == "debug") c.compile.debug = value != 0;
     else return std::nullopt;
   }
   if (seen != 63) return std::nullopt;

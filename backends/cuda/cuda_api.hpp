@@ -22,6 +22,7 @@ using CUgraphExec = struct CUgraphExec_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+inline constexpr CUresult CUDA_ERROR_ASSERT = 710;  // a device assert trapped; the context is lost
 
 // CUjit_option
 inline constexpr int CU_JIT_INFO_LOG_BUFFER = 3;

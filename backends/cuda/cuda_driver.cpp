@@ -88,7 +88,11 @@ std::string describe(const CudaFunctions& f, CUresult r) {
     name = "CUDA error";
   if (f.cuGetErrorString == nullptr || f.cuGetErrorString(r, &text) != CUDA_SUCCESS || text == nullptr)
     text = "unknown error";
-  return std::string(name) + " (" + text + ", code " + std::to_string(r) + ")";
+  std::string d = std::string(name) + " (" + text + ", code " + std::to_string(r) + ")";
+  if (r == CUDA_ERROR_ASSERT)
+    d += ": a device_assert (or a debug-mode overflow check) failed in a kernel; the lines printed above name the "
+         "program, the element and the source line. The CUDA context cannot be used after it: restart the process";
+  return d;
 }
 
 // dlopen, cuInit, device 0, primary context. The library is never closed: driver state lives

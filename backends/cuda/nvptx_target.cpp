@@ -266,6 +266,27 @@ class NvptxTarget final : public lower::Target {
   }
 
   // NVPTX's syncscope names (NVPTXUtilities: "block", "cluster", "device"; "" is .sys).
+  bool can_fail_checks() const override { return true; }
+  // The line through vprintf, then CUDA's device assert: __assertfail(message, file, line,
+  // function, char size), the system call behind assert() in CUDA C++, which the driver reports
+  // ("file:line: function: block: [...], thread: [...] Assertion `message` failed.") and which
+  // traps: the launch ends with CUDA_ERROR_ASSERT.
+  void fail_check(llvm::IRBuilder<>& b, const std::string& format, const std::vector<llvm::Value*>& args,
+                  const CheckSite& site) const override {
+    print(b, format, args);
+    llvm::Module* m = b.GetInsertBlock()->getModule();
+    llvm::PointerType* generic = b.getPtrTy(0);
+    auto text = [&](const std::string& s, const char* name) {
+      return b.CreateAddrSpaceCast(b.CreateGlobalString(s, name, global_address_space()), generic);
+    };
+    llvm::FunctionCallee assert_fail = m->getOrInsertFunction(
+        "__assertfail",
+        llvm::FunctionType::get(b.getVoidTy(), {generic, generic, b.getInt32Ty(), generic, b.getInt64Ty()}, false));
+    b.CreateCall(assert_fail, {text(site.message, "assert.message"), text(site.file, "assert.file"),
+                               b.getInt32(static_cast<std::uint32_t>(site.line)), text(site.function, "assert.function"),
+                               b.getInt64(1)});
+  }
+
   std::string sync_scope(const std::string& scope) const override {
     return scope == "cta" ? "block" : scope == "gpu" ? "device" : "";
   }

@@ -18,6 +18,9 @@ inline constexpr const char* kNumPrograms = "__tessera_host_num_programs";  // i
 inline constexpr const char* kBarrier = "__tessera_host_barrier";           // void ()
 // device_print: i32 (ptr format, ...), printf to stdout (ints as i32/i64, floats as double).
 inline constexpr const char* kPrint = "__tessera_host_print";
+// A failed check (device_assert, a debug-mode overflow): void (ptr format, i32...), the line
+// print_format.hpp's failure_line_format describes; the launch then fails with it.
+inline constexpr const char* kFailCheck = "__tessera_host_fail_check";
 // Warp shuffles of one 32-bit value, a rendezvous of the warp: i32 (i32 value, i32 operand),
 // the operand being the lane mask (xor), the distance (up, down) or the source lane (idx).
 inline constexpr const char* kShuffleXor = "__tessera_host_shfl_xor";

@@ -116,6 +116,17 @@ __attribute__((visibility("hidden"))) std::int32_t __tessera_host_print(const ch
   return n;
 }
 
+// A failed check: the first one becomes the launch's error (Failure::Check).
+__attribute__((visibility("hidden"))) void __tessera_host_fail_check(const char* format, ...) {
+  char line[1024] = "a check failed (its line could not be formatted)";
+  std::va_list args;
+  va_start(args, format);
+  const int n = std::vsnprintf(line, sizeof line, format, args);
+  va_end(args);
+  if (n > 0 && static_cast<std::size_t>(n) < sizeof line && line[n - 1] == '\n') line[n - 1] = '\0';
+  current_run().fail(tessera::host::Failure::Check, line);
+}
+
 // host_memory.cpp
 std::int32_t __tessera_host_check_global(const void*, std::uint64_t, std::uint64_t, std::int32_t, std::int32_t,
                                          const char*);
@@ -133,6 +144,7 @@ std::vector<RuntimeSymbol> runtime_symbols() {
       {abi::kNumPrograms, reinterpret_cast<void*>(&__tessera_host_num_programs)},
       {abi::kBarrier, reinterpret_cast<void*>(&__tessera_host_barrier)},
       {abi::kPrint, reinterpret_cast<void*>(&__tessera_host_print)},
+      {abi::kFailCheck, reinterpret_cast<void*>(&__tessera_host_fail_check)},
       {abi::kShuffleXor, reinterpret_cast<void*>(&__tessera_host_shfl_xor)},
       {abi::kShuffleUp, reinterpret_cast<void*>(&__tessera_host_shfl_up)},
       {abi::kShuffleDown, reinterpret_cast<void*>(&__tessera_host_shfl_down)},

@@ -232,6 +232,7 @@ void launch_kernel(HostKernel& k, const Dim3& grid, std::span<const ArgValue> ar
   const std::string message = fmt::format("kernel '{}' on the {} target: {}", k.kernel, k.target,
                                           r.message.empty() ? "a failure (no memory left to describe it)" : r.message);
   if (r.failure == Failure::Memory) throw MemoryAccessError(message);
+  if (r.failure == Failure::Check) throw ProgramError(message);
   throw InternalError(message);
 }
 

@@ -38,7 +38,9 @@ struct Region {
   int arg = -1;
 };
 
-enum class Failure : std::uint8_t { None, Memory, Internal };
+// Memory: an access outside the launch's memory; Check: a device_assert or debug-mode check failed;
+// Internal: a lowering or executor bug.
+enum class Failure : std::uint8_t { None, Memory, Check, Internal };
 
 // The launch running on this OS thread.
 struct Run {

@@ -82,6 +82,16 @@ class HostTarget final : public lower::Target {
     call_hook(b, host_abi::kPrint, llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy()}, true), call_args)
         ->setDoesNotThrow();
   }
+  bool can_fail_checks() const override { return true; }
+  // The failure through the host's hook (host_hooks.cpp), which records the formatted line for the
+  // launch; the launch throws once the program is done. The site is in the line already.
+  void fail_check(llvm::IRBuilder<>& b, const std::string& format, const std::vector<llvm::Value*>& args,
+                  const CheckSite&) const override {
+    std::vector<llvm::Value*> call_args{b.CreateGlobalString(format, "check.format")};
+    call_args.insert(call_args.end(), args.begin(), args.end());
+    call_hook(b, host_abi::kFailCheck, llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy()}, true), call_args)
+        ->setDoesNotThrow();
+  }
   // An opaque call: the optimizer keeps every memory access on its side of it.
   void barrier(llvm::IRBuilder<>& b) const override {
     call_hook(b, host_abi::kBarrier, llvm::FunctionType::get(b.getVoidTy(), false))->setDoesNotThrow();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -243,12 +244,22 @@ void trace_if(ir::Value* cond, const std::function<void()>& then_body, const std
 
 void emit_debug_barrier(const Loc& loc) { builder_at(loc).create(ir::OpKind::DebugBarrier, {}, {}); }
 
-void emit_print(std::string_view prefix, const std::vector<ir::Value*>& values, const Loc& loc) {
+void emit_print(std::string_view prefix, const std::vector<ir::Value*>& values, bool hex, const Loc& loc) {
   if (const std::string p = ir::print_prefix_problem(prefix); !p.empty()) program_error(loc, p);
   for (const ir::Value* v : values)
     if (const std::string p = ir::print_operand_problem(v->type); !p.empty()) program_error(loc, p);
-  builder_at(loc).create(ir::OpKind::Print, values, {},
-                         {{"prefix", ir::normalized_print_prefix(prefix, !values.empty())}});
+  std::map<std::string, ir::Attr> attrs{{"prefix", ir::normalized_print_prefix(prefix, !values.empty())}};
+  if (hex) attrs["hex"] = std::int64_t{1};
+  builder_at(loc).create(ir::OpKind::Print, values, {}, attrs);
+}
+
+void emit_assert(ir::Value* cond, std::string_view message, const Loc& loc) {
+  if (const std::string p = ir::assert_message_problem(message); !p.empty()) program_error(loc, p);
+  if (cond->type.shape.size() > static_cast<std::size_t>(ir::kMaxPrintRank))
+    program_error(loc, fmt::format("device_assert: conditions of more than {} dims cannot be checked (this one has "
+                                   "{}); reshape it first",
+                                   ir::kMaxPrintRank, cond->type.shape.size()));
+  builder_at(loc).create(ir::OpKind::Assert, {cond}, {}, {{"message", std::string(message)}});
 }
 
 ir::Value* LoopBound::materialize(const Loc& loc) const {

@@ -189,6 +189,7 @@ class ProgramRunner {
         return set(op.result(), eval_load(op, mem_, operand(op, 0), optional_operand(op, 1), optional_operand(op, 2)));
       case OpKind::Store: return eval_store(op, mem_, operand(op, 0), operand(op, 1), optional_operand(op, 2));
       case OpKind::DebugBarrier: return;  // a program's ops run whole and in order here (ops.def)
+      case OpKind::Assert: return exec_assert(op, point_, operand(op, 0));
       case OpKind::Print: {
         std::vector<const Tile*> args;
         for (std::size_t i = 0; i < op.operands.size(); ++i) args.push_back(&operand(op, i));

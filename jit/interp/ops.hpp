@@ -42,6 +42,8 @@ Tile eval_dot(const ir::Op& op, const Tile& a, const Tile& b, const Tile& acc);
 Tile eval_select(const ir::Op& op, const Tile& cond, const Tile& a, const Tile& b);
 // print (print.cpp): the op's lines, on stdout.
 void exec_print(const ir::Op& op, const ProgramPoint& p, const std::vector<const Tile*>& operands);
+// assert (assert.cpp): a ProgramError at the first false element of `cond`.
+void exec_assert(const ir::Op& op, const ProgramPoint& p, const Tile& cond);
 // reshape, trans, join (two operands) and split (two results) (reshape.cpp): the results in order.
 std::vector<Tile> eval_reshape_family(const ir::Op& op, const std::vector<const Tile*>& operands);
 

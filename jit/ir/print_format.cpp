@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tessera::ir {
 
-PrintArg print_arg(DType d) {
+PrintArg print_arg(DType d, bool hex) {
   if (d == DType::Ptr) return PrintArg::Address;
+  if (hex) return dtype_bits(d) == 64 ? PrintArg::Bits64 : PrintArg::Bits32;
   if (is_float(d)) return PrintArg::Double;
   if (dtype_bits(d) == 64) return PrintArg::Int64;
   return is_unsigned(d) && d != DType::I1 ? PrintArg::Unsigned : PrintArg::Int;
@@ -13,28 +16,42 @@ PrintArg print_arg(DType d) {
 
 namespace {
 
-const char* value_conversion(PrintArg a) {
+// The conversion of a value of type `d`; hex: Triton's "0x%0Nx", N hex digits of the type's width.
+std::string value_conversion(DType d, bool hex) {
+  const PrintArg a = print_arg(d, hex);
   switch (a) {
     case PrintArg::Int: return "%d";
     case PrintArg::Unsigned: return "%u";
     case PrintArg::Int64: return "%lld";
     case PrintArg::Double: return "%f";
     case PrintArg::Address: return "0x%llx";
+    case PrintArg::Bits32: return fmt::format("0x%0{}x", std::max(1, dtype_bits(d) / 4));
+    case PrintArg::Bits64: return "0x%016llx";
   }
   return "%d";
 }
 
-// The program ids, then the prefix with every '%' doubled (it is text, not a conversion).
-std::string head(std::string_view prefix, const Type& t) {
-  std::string f = "pid (%d, %d, %d)";
-  if (t.is_tile()) {
-    f += " idx (";
-    for (std::size_t d = 0; d < t.shape.size(); ++d) f += d ? ", %d" : "%d";
-    f += ")";
-  }
-  for (char c : prefix) f += c == '%' ? std::string("%%") : std::string(1, c);
+// Text, with every '%' doubled (it is not a conversion).
+std::string escaped(std::string_view text) {
+  std::string f;
+  for (char c : text) f += c == '%' ? std::string("%%") : std::string(1, c);
   return f;
 }
+
+// " idx (%d, %d)" for a value of type t: one conversion per dim, padded as Triton pads it (to
+// ceil(log10(dim)) digits, so that a dim of 16 prints " 3") when `padded`; " idx ()" for a scalar.
+std::string index_format(const Type& t, bool padded) {
+  std::string f = " idx (";
+  for (std::size_t d = 0; d < t.shape.size(); ++d) {
+    int width = 0;
+    for (std::int64_t reach = 1; reach < t.shape[d]; reach *= 10) ++width;  // ceil(log10(dim))
+    f += d ? ", " : "";
+    f += padded && width > 1 ? fmt::format("%{}d", width) : std::string("%d");
+  }
+  return f + ")";
+}
+
+const char* kPidFormat = "pid (%d, %d, %d)";
 
 }  // namespace
 
@@ -48,13 +65,36 @@ std::string normalized_print_prefix(std::string_view prefix, bool has_values) {
   return p;
 }
 
-std::string print_line_format(std::string_view prefix, const Type& t, int operand, int operands) {
-  std::string f = head(prefix, t);
+std::string print_line_format(std::string_view prefix, const Type& t, int operand, int operands, bool hex) {
+  std::string f = kPidFormat + index_format(t, /*padded=*/true) + escaped(prefix);
   if (operands > 1) f += fmt::format("(operand {}) ", operand);
-  return f + value_conversion(print_arg(t.dtype)) + "\n";
+  return f + value_conversion(t.dtype, hex) + "\n";
 }
 
-std::string print_bare_format(std::string_view prefix) { return head(prefix, Type::scalar(DType::I32)) + "\n"; }
+std::string print_bare_format(std::string_view prefix) { return kPidFormat + escaped(prefix) + "\n"; }
+
+std::string failure_line_format(std::string_view text, const Type& t) {
+  return kPidFormat + (t.is_tile() ? index_format(t, /*padded=*/false) : std::string()) + escaped(text) + "\n";
+}
+
+std::string assert_failure_text(std::string_view where, std::string_view message) {
+  return fmt::format(" device_assert at {} failed: {}", where, message);
+}
+
+namespace {
+// Printable ASCII: the text goes into a printf format and, on NVIDIA, __assertfail's message.
+std::string printable_problem(std::string_view what, std::string_view text) {
+  for (char c : text)
+    if (c < 0x20 || c > 0x7e)
+      return fmt::format("{} must be printable ASCII (no newline or control character); byte 0x{:02x} is not", what,
+                         static_cast<unsigned char>(c));
+  return "";
+}
+}  // namespace
+
+std::string assert_message_problem(std::string_view message) {
+  return printable_problem("a device_assert message", message);
+}
 
 std::string print_operand_problem(const Type& t) {
   if (t.shape.size() <= static_cast<std::size_t>(kMaxPrintRank)) return "";
@@ -62,13 +102,6 @@ std::string print_operand_problem(const Type& t) {
                      kMaxPrintRank);
 }
 
-std::string print_prefix_problem(std::string_view prefix) {
-  for (char c : prefix)
-    if (c < 0x20 || c > 0x7e)
-      return fmt::format("a device_print prefix must be printable ASCII (no newline or control character); byte 0x{:02x} "
-                         "is not",
-                         static_cast<unsigned char>(c));
-  return "";
-}
+std::string print_prefix_problem(std::string_view prefix) { return printable_problem("a device_print prefix", prefix); }
 
 }  // namespace tessera::ir

@@ -317,8 +317,21 @@ std::string print_rule(const Op& op) {
   if (!op.has_attr("prefix") || !std::holds_alternative<std::string>(op.attrs.at("prefix")))
     return "print needs a string attribute 'prefix'";
   if (auto p = print_prefix_problem(op.string_attr("prefix")); !p.empty()) return p;
+  if (op.has_attr("hex") && !std::holds_alternative<std::int64_t>(op.attrs.at("hex")))
+    return "print's 'hex' attribute is an integer (0 or 1)";
   for (const Value* v : op.operands)
     if (auto p = print_operand_problem(v->type); !p.empty()) return p;
+  return "";
+}
+
+std::string assert_rule(const Op& op) {
+  if (!op.has_attr("message") || !std::holds_alternative<std::string>(op.attrs.at("message")))
+    return "assert needs a string attribute 'message'";
+  if (auto p = assert_message_problem(op.string_attr("message")); !p.empty()) return p;
+  const Type& cond = operand_type(op, 0);
+  if (cond.dtype != DType::I1) return fmt::format("assert needs an i1 condition, got {}", to_string(cond));
+  if (cond.shape.size() > static_cast<std::size_t>(kMaxPrintRank))
+    return fmt::format("assert of {}: conditions of more than {} dims cannot be checked", to_string(cond), kMaxPrintRank);
   return "";
 }
 
@@ -326,6 +339,7 @@ std::string memory_rule(const Op& op) {
   if (op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas) return atomic_rule_problem(op);
   if (op.kind == OpKind::DebugBarrier) return "";
   if (op.kind == OpKind::Print) return print_rule(op);
+  if (op.kind == OpKind::Assert) return assert_rule(op);
   const Type& p = operand_type(op, 0);
   if (!p.is_ptr()) return fmt::format("'{}' needs a pointer, got {}", op.name(), to_string(p));
   const Type& v = op.kind == OpKind::Load ? result_type(op) : operand_type(op, 1);

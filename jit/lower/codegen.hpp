@@ -26,6 +26,7 @@ struct CodegenOptions {
   int max_registers = 0;   // 0: no cap; else .maxnreg on NVIDIA
   bool line_info = false;  // debug locations of the ops' source lines: .file/.loc in PTX
   bool fp_fusion = false;  // float mul/add may contract to fma (where the target allows it)
+  bool debug = false;      // asserts and signed-overflow checks compiled in (else asserts are dropped)
   bool keep_llvm_ir = false;
 };
 

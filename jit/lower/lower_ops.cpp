@@ -41,11 +41,20 @@ void KernelLowering::lower_elementwise(const Op& op) {
   const ir::Value* res = op.result();
   std::size_t n = get(op.operands[0]).size();
   Elems out(n);
+  const bool check_overflow = checks_overflow(op);
+  Elems overflowed;
   for (std::size_t s = 0; s < n; ++s) {
     auto arg = [&](int i) { return get(op.operands[i])[s]; };
     switch (op.info().category) {
       case ir::OpCategory::Binary:
-        out[s] = op.kind == OpKind::Pow ? lower_math(op, {arg(0), arg(1)}) : lower_binary(op.kind, res->type.dtype, arg(0), arg(1), op.has_attr("rounding"));
+        if (check_overflow) {
+          auto [value, overflow] = checked_binary(op.kind, arg(0), arg(1));
+          out[s] = value;
+          overflowed.push_back(overflow);
+        } else {
+          out[s] = op.kind == OpKind::Pow ? lower_math(op, {arg(0), arg(1)})
+                                          : lower_binary(op.kind, res->type.dtype, arg(0), arg(1), op.has_attr("rounding"));
+        }
         break;
       case ir::OpCategory::Compare:
         out[s] = lower_compare(op.kind, op.operands[0]->type.dtype, arg(0), arg(1));
@@ -69,6 +78,7 @@ void KernelLowering::lower_elementwise(const Op& op) {
         }
     }
   }
+  if (check_overflow) report_overflow(op, overflowed);
   set(res, std::move(out));
 }
 

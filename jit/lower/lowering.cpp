@@ -214,6 +214,7 @@ void KernelLowering::lower_op(const Op& op) {
     case OpKind::DoWhile: return lower_do_while(op);
     case OpKind::DebugBarrier: target_.barrier(b_); return;
     case OpKind::Print: return lower_print(op);
+    case OpKind::Assert: return lower_assert(op);
     case OpKind::Reduce: return lower_reduce(op);
     case OpKind::Scan: return lower_scan(op);
     case OpKind::Dot: return lower_dot(op);

@@ -148,6 +148,22 @@ class KernelLowering {
 
   // device_print (lower_print.cpp).
   void lower_print(const ir::Op& op);
+  // Runs `body` only in threads where `pred` holds (all threads when pred is null).
+  void only_where(llvm::Value* pred, const std::function<void()>& body);
+
+  // Checks (lower_checks.cpp): device_assert, and debug mode's overflow checks of signed integer
+  // + - * (options_.debug). report_failures stops the launch at the first element k of a tile of
+  // type `t` whose failed[k] is true, printing its program and index, then `text` (print_format's
+  // failure_line_format) and stopping with `message` at `loc`.
+  void lower_assert(const ir::Op& op);
+  void report_failures(const ir::Type& t, const Elems& failed, const std::string& text, const std::string& message,
+                       const ir::SourceLoc& loc);
+  // Whether `op` is a signed integer + - * that debug mode checks; report_overflow stops the
+  // launch at its first element that overflowed.
+  bool checks_overflow(const ir::Op& op) const;
+  void report_overflow(const ir::Op& op, const Elems& overflowed);
+  // a op b with its signed-overflow bit: {result, overflowed}.
+  std::pair<llvm::Value*, llvm::Value*> checked_binary(ir::OpKind k, llvm::Value* a, llvm::Value* b);
 
   // Atomics (lower_atomics.cpp).
   void lower_atomic(const ir::Op& op);

@@ -165,6 +165,18 @@ class Target {
   virtual bool can_print() const { return false; }
   virtual void print(llvm::IRBuilder<>& b, const std::string& format, const std::vector<llvm::Value*>& args) const;
 
+  // A failed check (device_assert, a debug-mode overflow): this thread prints `format` with `args`
+  // as print does, then stops the launch, reporting `site` (NVIDIA: __assertfail, which traps; the
+  // host targets: a ProgramError once the launch ends). The default cannot (AMD: not wired yet);
+  // lowering refuses a check, naming its line, before calling fail_check.
+  struct CheckSite {
+    std::string message, file, function;
+    int line = 0;
+  };
+  virtual bool can_fail_checks() const { return false; }
+  virtual void fail_check(llvm::IRBuilder<>& b, const std::string& format, const std::vector<llvm::Value*>& args,
+                          const CheckSite& site) const;
+
   // The LLVM syncscope name of an atomic's scope ("cta", "gpu" or "sys"). The default, "" (the
   // whole system), is correct everywhere but may be slower than the target's narrower scopes.
   virtual std::string sync_scope(const std::string& scope) const;

@@ -48,6 +48,11 @@ void Target::set_max_registers(llvm::Function*, int) const {
   throw Error("tessera: target '" + name() + "' has no register cap; leave CompileOptions::maxnreg at 0");
 }
 
+void Target::fail_check(llvm::IRBuilder<>&, const std::string&, const std::vector<llvm::Value*>&,
+                        const CheckSite&) const {
+  throw Error("device_assert is not supported when compiling for " + name());
+}
+
 void Target::print(llvm::IRBuilder<>&, const std::string&, const std::vector<llvm::Value*>&) const {
   throw Error("device_print is not supported when compiling for " + name());
 }

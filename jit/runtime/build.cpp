@@ -91,7 +91,7 @@ Built build_entry(const detail::KernelDef& def, const LaunchOptions& opts, const
   auto make = [&] {
     compiled_here = true;
     times.disk += clock.lap();
-    optimize(*m);
+    optimize(*m, debug_checks(opts.compile));
     times.passes = clock.lap();
     CacheEntry e = device_entry(def.name, target, codegen(*m, target, opts.compile));
     times.codegen = clock.lap();
@@ -213,7 +213,7 @@ std::unique_ptr<Compiled> build_host(const detail::KernelDef& def, Executor ex, 
   Stopwatch clock;
   auto m = trace_verified(def, opts.meta, facts, opts.num_warps, opts.num_stages);
   times.trace = clock.lap();
-  optimize(*m);
+  optimize(*m, debug_checks(opts.compile));
   times.passes = clock.lap();
   host::KernelImage image;
   for (const auto& a : m->entry().args) image.arg_names.push_back(a->name_hint);

@@ -10,6 +10,7 @@
 #include "jit/runtime/disk_cache.hpp"
 #include "jit/runtime/options.hpp"
 #include "jit/transforms/assign_layouts.hpp"
+#include "jit/transforms/rewrite.hpp"
 #include "jit/transforms/sink.hpp"
 #include "jit/transforms/passes.hpp"
 
@@ -58,7 +59,8 @@ std::unique_ptr<ir::Module> trace_verified(const detail::KernelDef& def, const M
   return m;
 }
 
-void optimize(ir::Module& m) {
+void optimize(ir::Module& m, bool keep_asserts) {
+  if (!keep_asserts) transforms::erase_asserts(m);
   // One pass at a time, each verified (run_pass_pipeline), and under TESSERA_DUMP=ir the IR after
   // every pass, as Halide's Lower.cpp logs each step.
   const bool dump_each = env_options().dump_ir;
@@ -73,7 +75,7 @@ void optimize(ir::Module& m) {
 std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, const MetaValues& meta,
                                                const std::vector<ir::ArgFacts>& facts, int num_warps, int num_stages) {
   auto m = trace_verified(def, meta, facts, num_warps, num_stages);
-  optimize(*m);
+  optimize(*m, /*keep_asserts=*/true);  // the interpreter checks asserts in every mode
   return m;
 }
 
@@ -89,6 +91,7 @@ lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const Comp
   lower::CodegenOptions cg{.max_registers = options.maxnreg,
                            .line_info = options.line_info,
                            .fp_fusion = options.fp_fusion,
+                           .debug = debug_checks(options),
                            .keep_llvm_ir = env.dump_llvm};
   lower::DeviceBinary bin = lower::compile_to_device(m, target, cg);
   if (env.dump_llvm) dump("LLVM IR", m.name, bin.llvm_ir);
@@ -105,6 +108,7 @@ std::string disk_cache_key(const std::string& traced_ir, const std::string& targ
                         {"maxnreg", std::to_string(opts.compile.maxnreg)},
                         {"line_info", opts.compile.line_info ? "1" : "0"},
                         {"fp_fusion", opts.compile.fp_fusion ? "1" : "0"},
+                        {"debug", debug_checks(opts.compile) ? "1" : "0"},
                         {"tessera", TESSERA_VERSION},
                         {"build", build_identity()},
                         {"llvm", lower::llvm_version()},

@@ -30,7 +30,9 @@ struct CompileTimes {
 std::unique_ptr<ir::Module> trace_verified(const detail::KernelDef& def, const MetaValues& meta,
                                            const std::vector<ir::ArgFacts>& facts, int num_warps, int num_stages = 1);
 // The target-independent passes (canonicalize, cse, dce, hoist-loads, pipeline), verifying after them.
-void optimize(ir::Module& m);
+// Without `keep_asserts` (compiled code outside debug mode: debug_checks) the device_asserts go
+// first, so that they neither cost code nor keep the passes from moving loads across them.
+void optimize(ir::Module& m, bool keep_asserts);
 // Traces the kernel and runs the target-independent passes, verifying.
 std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, const MetaValues& meta,
                                                const std::vector<ir::ArgFacts>& facts, int num_warps, int num_stages = 1);

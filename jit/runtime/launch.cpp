@@ -111,6 +111,7 @@ void build_key(std::vector<std::int64_t>& key, KernelState& state, Executor ex, 
   key.push_back(opts.compile.maxnreg);
   key.push_back(opts.compile.line_info ? 1 : 0);
   key.push_back(opts.compile.fp_fusion ? 1 : 0);
+  key.push_back(debug_checks(opts.compile) ? 1 : 0);
   for (const auto& f : facts) key.push_back(f.divisibility * 2 + (f.equal_to_one ? 1 : 0));
   key.push_back(name_list_index(state, opts.meta));
   for (const auto& [name, value] : opts.meta) key.push_back(value);
@@ -400,7 +401,7 @@ Artifact compile_only_unguarded(KernelDef& def, const LaunchOptions& opts, std::
   args = checked_arguments(def, opts, args);
   auto m = trace_verified(def, opts.meta, specialization_facts(def, args), opts.num_warps, opts.num_stages);
   const std::string key = disk_cache_key(ir::print(*m), target, opts);
-  optimize(*m);
+  optimize(*m, debug_checks(opts.compile));
   std::string ir_text;
   auto bin = codegen(*m, target, opts.compile, &ir_text);
   // Publish for a later process on a GPU of this target (it assembles PTX to a cubin and

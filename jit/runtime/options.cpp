@@ -54,4 +54,6 @@ const EnvOptions& env_options() {
   return options;
 }
 
+bool debug_checks(const CompileOptions& options) { return options.debug || env_options().debug; }
+
 }  // namespace tessera::runtime

@@ -2,6 +2,8 @@
 #pragma once
 #include <string>
 
+#include "tessera/launch.hpp"
+
 namespace tessera::runtime {
 
 struct EnvOptions {
@@ -13,9 +15,15 @@ struct EnvOptions {
   bool dump_ptx = false, dump_amdgcn = false;
   bool dump_resources = false;                   // TESSERA_DUMP=resources: a line per compiled kernel
   bool dump_times = false;                       // TESSERA_DUMP=times: where each compile's time went
-  bool debug = false;                            // TESSERA_DEBUG=1: say which executor runs a kernel
+  // TESSERA_DEBUG=1: compile every kernel in debug mode (CompileOptions::debug: asserts and
+  // overflow checks).
+  bool debug = false;
 };
 
 const EnvOptions& env_options();
+
+// Whether code compiled with `options` checks asserts and overflow: CompileOptions::debug or
+// TESSERA_DEBUG=1 (part of every cache key).
+bool debug_checks(const CompileOptions& options);
 
 }  // namespace tessera::runtime

@@ -12,9 +12,9 @@ bool is_pure_compute(const ir::Op& op) {
 
 bool writes_or_orders_memory(const Op& op) {
   // An atomic writes memory even when its returned old value is unused; a barrier orders it; a
-  // print writes the output, in program order.
+  // print writes the output, in program order; an assert may stop the launch.
   return op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas ||
-         op.kind == OpKind::DebugBarrier || op.kind == OpKind::Print;
+         op.kind == OpKind::DebugBarrier || op.kind == OpKind::Print || op.kind == OpKind::Assert;
 }
 
 bool has_side_effects(const Op& op) {
@@ -56,6 +56,14 @@ void erase_op(Op& op) {
 void replace_op(Module& m, Op& op, const std::vector<Value*>& values) {
   for (std::size_t i = 0; i < values.size(); ++i) replace_all_uses(m.entry(), op.result(static_cast<int>(i)), values[i]);
   erase_op(op);
+}
+
+void erase_asserts(Module& m) {
+  std::vector<Op*> asserts;
+  walk(m.entry(), [&](Op& op) {
+    if (op.kind == OpKind::Assert) asserts.push_back(&op);
+  });
+  for (Op* op : asserts) erase_op(*op);  // no results: nothing uses them
 }
 
 std::unordered_map<const Value*, int> count_uses(const Block& b) {

@@ -7,8 +7,9 @@
 
 namespace tessera::transforms {
 
-// store, atomic_rmw, atomic_cas or debug_barrier: an op that writes memory or orders it, so that
-// no load may move across it (regions not looked into).
+// store, atomic_rmw, atomic_cas, debug_barrier, print or assert: an op that writes memory or the
+// output, orders memory, or may stop the launch, so that no load may move across it (regions not
+// looked into).
 bool writes_or_orders_memory(const ir::Op& op);
 // return, yield, writes_or_orders_memory, or a for/if/do_while whose regions hold one: ops that
 // must stay even unused.
@@ -26,6 +27,9 @@ ir::Value* constant_before(ir::Op& anchor, const ir::Type& t, ir::Attr value);
 void erase_op(ir::Op& op);
 // Replaces each result of `op` by the matching value anywhere in the module, then erases op.
 void replace_op(ir::Module& m, ir::Op& op, const std::vector<ir::Value*>& values);
+
+// Removes every device_assert (ops.def `assert`) of the module: compiled code outside debug mode.
+void erase_asserts(ir::Module& m);
 
 // How many operands (anywhere below b) refer to each value.
 std::unordered_map<const ir::Value*, int> count_uses(const ir::Block& b);

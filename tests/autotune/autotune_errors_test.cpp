@@ -89,6 +89,25 @@ TEST_CASE("a second autotuner with the same cache folder reads the winner and ti
   CHECK(second->calls == 7);
 }
 
+TEST_CASE("a winner tuned in debug mode reads back from the disk in debug mode", "[autotune][disk]") {
+  TestEnv env;
+  auto configs = block_configs({32, 64});
+  for (auto& c : configs) c.compile.debug = true;
+  auto timer = std::make_shared<FakeTimer>();
+  timer->script = [](const ts::Config& c) { return std::vector<double>{c.meta[0].second == 64 ? 1.0 : 5.0}; };
+  AddData d(700);
+  ts::autotune(make_add("at_persist_debug"), configs, {.key = {3}, .timer = timer})[interp(700)](d.x, d.y, d.out, 700);
+  CHECK(timer->calls == 2);
+  auto tuned = ts::autotune(make_add("at_persist_debug"), configs, {.key = {3}, .timer = timer});
+  tuned[interp(700)](d.x, d.y, d.out, 700);
+  CHECK(timer->calls == 2);
+  const auto r = tuned[interp(700)].tuning_report(d.x, d.y, d.out, 700);
+  REQUIRE(r);
+  CHECK(r->from_disk);
+  CHECK(r->best.str() == "BLOCK=64 num_warps=4 debug");
+  CHECK(r->best.compile.debug);
+}
+
 TEST_CASE("TESSERA_CACHE=0 or persist = false keeps tunings out of the disk cache", "[autotune][disk]") {
   TestEnv env;
   auto add = make_add("at_no_disk");

@@ -20,6 +20,13 @@
 
 namespace tessera::test {
 
+// How PTX spells the bytes of a string constant: "{112, 105, ...}", here without the braces.
+inline std::string as_ptx_bytes(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) out += (out.empty() ? "" : ", ") + std::to_string(c);
+  return out;
+}
+
 inline bool is_executable_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
@@ -104,5 +111,11 @@ class ScratchFile {
  private:
   std::string path_;
 };
+
+// `ptx` assembled by `ptxas` for `arch` (output discarded): the exit code and ptxas's messages.
+inline CommandResult assemble_ptx(const std::string& ptxas, const std::string& ptx, const std::string& arch) {
+  ScratchFile file(ptx, ".ptx");
+  return run_command(ptxas + " -arch=" + arch + " " + file.path() + " -o /dev/null");
+}
 
 }  // namespace tessera::test

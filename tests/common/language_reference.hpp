@@ -11,6 +11,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <utility>
@@ -448,8 +449,8 @@ inline std::vector<float> hinted_copies_reference(const std::vector<float>& x, b
 
 // device_print: program p prints its 4 x 8 tile of x, 16 floats of y beside a bool tile (one call,
 // two operands; 16 elements are fewer than a 4-warp layout's threads, so threads replicate them
-// and each must still print once), a scalar and a line without values. The prefixes exercise
-// Triton's normalization and a '%' that is text.
+// and each must still print once), a scalar, a line without values, and y's bits with a scalar in
+// hex (device_print_hex). The prefixes exercise Triton's normalization and a '%' that is text.
 inline auto make_printer() {
   return ts::kernel("printer", [](ts::Ptr<std::int32_t> x, ts::Ptr<float> y) {
     auto p = ts::program_id(0);
@@ -459,11 +460,36 @@ inline auto make_printer() {
     ts::device_print("y=%d ", f, f > 0.0f);
     ts::device_print("scalar", p * 10 + 3);
     ts::device_print("hello");
+    ts::device_print_hex("bits", f, -1 - p);
   });
 }
 
-// The lines make_printer prints over `programs` programs, sorted, written here from Triton's
-// format (pid (x, y, z) idx (i, j) prefix value; %f for floats) without tessera's formatter.
+// device_assert and debug mode (tests/host, tests/gpu): every program checks a scalar (scale != 0)
+// and its 16x8 tile of x (each element below `limit`), then writes x * scale, a signed i32
+// multiply that debug mode checks for overflow. The three lines are kCheckLine, + 1 and + 2.
+inline constexpr int kCheckLine = __LINE__ + 6;
+inline auto make_checker() {
+  return ts::kernel("checker", [](ts::Ptr<std::int32_t> x, ts::Ptr<std::int32_t> out, ts::Int limit, ts::Int scale) {
+    auto p = ts::program_id(0);
+    auto r = ts::arange(0, 16), c = ts::arange(0, 8);
+    auto offs = p * 128 + r.col() * 8 + c.row();
+    ts::device_assert(scale != 0, "scale is not zero");
+    ts::device_assert(ts::load(x + offs) < limit, "x below the limit");
+    ts::store(out + offs, ts::load(x + offs) * scale);
+  });
+}
+// What make_checker writes: x * scale, wrapped to 32 bits as the code without checks computes it.
+inline std::vector<std::int32_t> checker_reference(const std::vector<std::int32_t>& x, std::int32_t scale) {
+  std::vector<std::int32_t> out;
+  for (std::int32_t v : x)
+    out.push_back(static_cast<std::int32_t>(static_cast<std::uint32_t>(v) * static_cast<std::uint32_t>(scale)));
+  return out;
+}
+
+// The lines make_printer prints over `programs` programs, sorted, written here from Triton 3.6's
+// format as its GPU printed it (tests/gpu/triton_print_probe.py): pid (x, y, z) idx (i, j) prefix
+// value, each index padded to ceil(log10(dim)) digits, "idx ()" for a scalar, %f for floats,
+// hex 0x%08x; without tessera's formatter.
 inline std::vector<std::string> printer_reference(const std::vector<std::int32_t>& x, const std::vector<float>& y,
                                                   int programs) {
   std::vector<std::string> lines;
@@ -475,11 +501,17 @@ inline std::vector<std::string> printer_reference(const std::vector<std::int32_t
                         std::to_string(x[static_cast<std::size_t>(p * 32 + i * 8 + j)]));
     for (int i = 0; i < 16; ++i) {
       const float v = y[static_cast<std::size_t>(p * 16 + i)];
-      const std::string head = pid + " idx (" + std::to_string(i) + ") y=%d: ";
-      lines.push_back(head + "(operand 0) " + std::to_string(static_cast<double>(v)));  // %f: 6 decimals
-      lines.push_back(head + "(operand 1) " + (v > 0.0f ? "1" : "0"));
+      const std::string index = std::string(i < 10 ? " idx ( " : " idx (") + std::to_string(i) + ")";  // 2 digits for 16
+      lines.push_back(pid + index + " y=%d: (operand 0) " + std::to_string(static_cast<double>(v)));  // %f: 6 decimals
+      lines.push_back(pid + index + " y=%d: (operand 1) " + (v > 0.0f ? "1" : "0"));
+      char bits[16];
+      std::snprintf(bits, sizeof bits, "0x%08x", std::bit_cast<std::uint32_t>(v));
+      lines.push_back(pid + index + " bits: (operand 0) " + bits);
     }
-    lines.push_back(pid + " scalar: " + std::to_string(10 * p + 3));
+    char word[16];
+    std::snprintf(word, sizeof word, "0x%08x", static_cast<std::uint32_t>(-1 - p));
+    lines.push_back(pid + " idx () bits: (operand 1) " + word);
+    lines.push_back(pid + " idx () scalar: " + std::to_string(10 * p + 3));
     lines.push_back(pid + " hello");
   }
   std::sort(lines.begin(), lines.end());

@@ -441,3 +441,87 @@ TEST_CASE("device_print refuses a prefix that is not printable ASCII, naming the
                       Catch::Contains("host_language_test.cpp:" + std::to_string(line)) && Catch::Contains("printable ASCII") &&
                           Catch::Contains("0x0a"));
 }
+
+namespace {
+// make_checker's launch: debug mode or not.
+ts::LaunchOptions checker_launch(int programs, ts::Executor e, bool debug) {
+  return {.grid = {programs}, .num_warps = 4, .executor = e, .compile = {.debug = debug}};
+}
+std::string checker_site(int line_offset) {
+  return "language_reference.hpp:" + std::to_string(language_reference::kCheckLine + line_offset) + ":";
+}
+}  // namespace
+
+TEST_CASE("device_assert names the program, the element and the line of the first failing element", "[host][language][assert]") {
+  enable_host();
+  auto k = language_reference::make_checker();
+  const int programs = 3;
+  std::mt19937 rng(kSeed);
+  const auto x = random_values<std::int32_t>(128 * programs, rng, -1000, 999);
+  auto bad = x;
+  bad[2 * 128 + 5 * 8 + 3] = 1000;  // program 2, element (5, 3): not below the limit
+  for (ts::Executor e : kExecutors) {
+    INFO(executor_name(e));
+    // Every element holds: the kernel computes what it computes without the asserts.
+    auto out = poisoned<std::int32_t>(x.size());
+    k[checker_launch(programs, e, true)](x, out, 1000, 3);
+    expect_match("passing asserts", out, language_reference::checker_reference(x, 3));
+    REQUIRE_THROWS_AS((k[checker_launch(programs, e, true)](bad, out, 1000, 3)), ts::ProgramError);
+    REQUIRE_THROWS_WITH((k[checker_launch(programs, e, true)](bad, out, 1000, 3)),
+                        Catch::Contains("pid (2, 0, 0) idx (5, 3) device_assert at ") &&
+                            Catch::Contains(checker_site(1)) && Catch::EndsWith("failed: x below the limit"));
+    // A scalar condition: no index.
+    REQUIRE_THROWS_WITH((k[checker_launch(programs, e, true)](x, out, 1000, 0)),
+                        Catch::Contains("pid (0, 0, 0) device_assert at ") && Catch::Contains(checker_site(0)) &&
+                            Catch::EndsWith("failed: scale is not zero"));
+  }
+}
+
+TEST_CASE("outside debug mode, compiled code drops device_assert and the interpreter checks it always", "[host][language][assert]") {
+  enable_host();
+  auto k = language_reference::make_checker();
+  std::mt19937 rng(kSeed);
+  auto x = random_values<std::int32_t>(128 * 2, rng, -1000, 999);
+  x[77] = 5000;
+  for (ts::Executor e : {ts::Executor::Host, ts::Executor::Host64}) {
+    INFO(executor_name(e));
+    auto out = poisoned<std::int32_t>(x.size());
+    k[checker_launch(2, e, false)](x, out, 1000, 3);
+    expect_match("no debug mode", out, language_reference::checker_reference(x, 3));
+  }
+  auto out = poisoned<std::int32_t>(x.size());
+  REQUIRE_THROWS_WITH((k[checker_launch(2, ts::Executor::Interpreter, false)](x, out, 1000, 3)),
+                      Catch::Contains("pid (0, 0, 0) idx (9, 5) device_assert at ") && Catch::Contains(checker_site(1)));
+}
+
+TEST_CASE("debug mode checks signed integer multiplies for overflow on the host targets", "[host][language][assert]") {
+  enable_host();
+  auto k = language_reference::make_checker();
+  std::mt19937 rng(kSeed);
+  auto x = random_values<std::int32_t>(128 * 2, rng, -1000, 999);
+  const std::int32_t scale = 1 << 21;  // |x| * 2^21 < 2^31 for |x| <= 1000
+  x[128 + 2 * 8 + 7] = 1024;           // 2^31: one past INT32_MAX
+  for (ts::Executor e : {ts::Executor::Host, ts::Executor::Host64}) {
+    INFO(executor_name(e));
+    auto out = poisoned<std::int32_t>(x.size());
+    REQUIRE_THROWS_WITH((k[checker_launch(2, e, true)](x, out, 2000, scale)),
+                        Catch::Contains("pid (1, 0, 0) idx (2, 7) i32 overflow in mul at ") &&
+                            Catch::Contains(checker_site(2)));
+    // Without debug mode the multiply wraps, as on the interpreter.
+    out = poisoned<std::int32_t>(x.size());
+    k[checker_launch(2, e, false)](x, out, 2000, scale);
+    expect_match("wrapped", out, language_reference::checker_reference(x, scale));
+  }
+  auto out = poisoned<std::int32_t>(x.size());
+  k[checker_launch(2, ts::Executor::Interpreter, true)](x, out, 2000, scale);
+  expect_match("interpreter", out, language_reference::checker_reference(x, scale));
+}
+
+TEST_CASE("device_assert refuses a message that is not printable ASCII, naming the line", "[host][language][assert][errors]") {
+  const int line = __LINE__ + 1;
+  auto k = ts::kernel("bad_assert", [](ts::Ptr<float> p) { ts::device_assert(ts::load(p) > 0.0f, "a\tb"); });
+  std::vector<float> buf(1, 1.0f);
+  REQUIRE_THROWS_WITH((k[{.grid = {1}, .executor = ts::Executor::Interpreter}](buf)),
+                      Catch::Contains("host_language_test.cpp:" + std::to_string(line)) &&
+                          Catch::Contains("device_assert message must be printable ASCII") && Catch::Contains("0x09"));
+}

@@ -14,15 +14,6 @@
 namespace ts = tessera;
 using namespace tessera::test;
 
-namespace {
-// How PTX spells the bytes of a string constant: "{112, 105, ...}", here without the braces.
-std::string as_ptx_bytes(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) out += (out.empty() ? "" : ", ") + std::to_string(c);
-  return out;
-}
-}  // namespace
-
 TEST_CASE("device_print becomes vprintf calls that ptxas accepts", "[pipeline][print][nvptx]") {
   const std::string ptxas = ptxas_or_skip();
   auto k = language_reference::make_printer();
@@ -39,8 +30,7 @@ TEST_CASE("device_print becomes vprintf calls that ptxas accepts", "[pipeline][p
     CHECK(ptx.find("vprintf") != std::string::npos);
     CHECK(ptx.find(as_ptx_bytes(" y=%%d: (operand 1) %d\n")) != std::string::npos);  // the bool operand's format ("%" doubled)
     if (ptxas.empty()) continue;
-    ScratchFile file(ptx, ".ptx");
-    const auto r = run_command(ptxas + " -arch=" + arch + " " + file.path() + " -o /dev/null");
+    const auto r = assemble_ptx(ptxas, ptx, arch);
     INFO(r.output);
     CHECK(r.exit_code == 0);
   }

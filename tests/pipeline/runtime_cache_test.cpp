@@ -69,6 +69,10 @@ TEST_CASE("warmup for a named target publishes PTX to the disk cache once", "[ru
   unfused.compile.fp_fusion = false;
   k.warmup("sm_90a", unfused, aligned_fake(256), aligned_fake(512), 1024);
   CHECK(count_entries("scale_publish") == before + 4);
+  ts::LaunchOptions debug = kOpts;
+  debug.compile.debug = true;
+  k.warmup("sm_90a", debug, aligned_fake(256), aligned_fake(512), 1024);
+  CHECK(count_entries("scale_publish") == before + 5);
 }
 
 TEST_CASE("compile options reach the PTX: line info, maxnreg, bad values are clear errors", "[runtime][options]") {

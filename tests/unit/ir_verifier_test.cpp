@@ -163,6 +163,30 @@ TEST_CASE("verifier: print takes a printable prefix and values of up to 4 dims",
           "tiles of more than 4 dims cannot be printed");
 }
 
+TEST_CASE("verifier: assert takes an i1 condition of up to 4 dims and a printable message", "[ir][verifier][assert]") {
+  auto m = parse_module(R"ir(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
+  %0 = arange {start = 0, end = 64} : <64xi32>
+  %1 = splat %n : <64xi32>
+  %2 = cmp_lt %0, %1 : <64xi1>
+  assert %2 {message = "offs < n (100%)"}
+  %3 = constant {value = 1} : i1
+  assert %3 {message = ""}
+  return
+}
+)ir", "ok.tir");
+  CHECK_NOTHROW(verify(*m));
+  const std::string text = print(*m);
+  CHECK(text.find("assert %2 {message = \"offs < n (100%)\"}") != std::string::npos);
+  CHECK(print(*parse_module(text, "again.tir")) == text);
+  rejects("  assert %n {message = \"m\"}\n  return\n", "assert needs an i1 condition, got i32");
+  rejects("  %0 = constant {value = 1} : i1\n  assert %0\n  return\n", "assert needs a string attribute 'message'");
+  rejects("  %0 = constant {value = 1} : i1\n  assert %0 {message = \"a\\nb\"}\n  return\n", "printable ASCII");
+  rejects("  assert {message = \"m\"}\n  return\n", "'assert' expects 1 operand(s), got 0");
+  rejects("  %0 = arange {start = 0, end = 32} : <32xi32>\n  %1 = reshape %0 : <2x2x2x2x2xi32>\n"
+          "  %2 = cmp_lt %1, %1 : <2x2x2x2x2xi1>\n  assert %2 {message = \"m\"}\n  return\n",
+          "conditions of more than 4 dims cannot be checked");
+}
+
 TEST_CASE("verifier: do_while yields its condition, then the carried values", "[ir][verifier]") {
   const std::string ok = R"(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
   %0 = constant {value = 0} : i32

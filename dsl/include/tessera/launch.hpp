@@ -62,6 +62,11 @@ struct CompileOptions {
   // a*b + c. false keeps every multiply and add rounded on its own (mul.rn/add.rn on NVIDIA,
   // which ptxas may not fuse either). The interpreter and the host executors never fuse.
   bool fp_fusion = true;
+  // Debug mode, as Triton's debug=True: compiled code checks every ts::device_assert and every
+  // signed integer + - * for overflow (the failing program, element and source line reported; on a
+  // GPU the launch traps). Slower, larger code. TESSERA_DEBUG=1 turns it on for every launch. The
+  // interpreter checks asserts either way (and never overflow: it wraps, as the code without it).
+  bool debug = false;
   bool operator==(const CompileOptions&) const = default;
 };
 

@@ -123,8 +123,11 @@ TESSERA_API void trace_if(ir::Value* cond, const std::function<void()>& then_bod
 // A debug_barrier op (ops.def) at the current point of the trace.
 TESSERA_API void emit_debug_barrier(const Loc& loc);
 // A print op (ops.def) of `values` with `prefix` as the user wrote it (normalized here, as Triton
-// does); a prefix that is not printable ASCII is a ProgramError naming the line.
-TESSERA_API void emit_print(std::string_view prefix, const std::vector<ir::Value*>& values, const Loc& loc);
+// does), in hex when `hex`; a prefix that is not printable ASCII is a ProgramError naming the line.
+TESSERA_API void emit_print(std::string_view prefix, const std::vector<ir::Value*>& values, bool hex, const Loc& loc);
+// An assert op (ops.def) of the i1 value `cond`; a message that is not printable ASCII is a
+// ProgramError naming the line.
+TESSERA_API void emit_assert(ir::Value* cond, std::string_view message, const Loc& loc);
 // while (cond()) body(), as a do_while op (ops.def); cond returns the IR value of a scalar mask.
 TESSERA_API void trace_while(const std::function<ir::Value*()>& cond, const std::function<void()>& body,
                              const Loc& loc);
