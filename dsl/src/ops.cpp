@@ -222,6 +222,16 @@ ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc& loc) {
 
 ir::Value* emit_cast(ir::Value* a, DType to, const Loc& loc) { return cast_to(builder_at(loc), a, to); }
 
+ir::Value* emit_cast_rounded(ir::Value* a, DType to, bool toward_zero, const Loc& loc) {
+  if (!toward_zero) return emit_cast(a, to, loc);
+  const DType from = a->type.dtype;
+  if (!ir::is_float_downcast(from, to))
+    program_error(loc, fmt::format("rounding toward zero (Rounding::rtz) applies to float downcasts (f64 to f32, f16 or "
+                                   "bf16; f32 to f16 or bf16), not {} to {}",
+                                   ir::dtype_name(from), ir::dtype_name(to)));
+  return builder_at(loc).create1(OpKind::Cast, {a}, a->type.with_dtype(to), {{"rounding", std::string("rtz")}});
+}
+
 ir::Value* emit_bitcast(ir::Value* a, DType to, DType pointee, const Loc& loc) {
   ir::Type t = a->type.with_dtype(to);
   if (to == DType::Ptr) t.pointee = pointee;

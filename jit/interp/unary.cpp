@@ -22,6 +22,24 @@ void map_elems(const Tile& a, Tile& out, Fn fn) {
   for (std::int64_t i = 0; i < n; ++i) o[i] = fn(x[i]);
 }
 
+// A float downcast toward zero: the nearest value, then, when that is farther from zero than x,
+// its neighbour toward zero (one less in the magnitude's bits: the finite floats of one sign are
+// ordered as their bits). Beyond the largest finite value this gives that value; NaN stays NaN.
+template <class To, class From>
+To cast_toward_zero(From x) {
+  const To nearest = cast_elem<To>(x);
+  const double wide = static_cast<double>(to_compute(x)), narrow = static_cast<double>(to_compute(nearest));
+  if (!(std::fabs(narrow) > std::fabs(wide))) return nearest;  // NaN compares false
+  using Bits = std::conditional_t<sizeof(To) == 2, std::uint16_t, std::uint32_t>;
+  static_assert(sizeof(To) == sizeof(Bits), "downcasts give 16- or 32-bit floats");
+  Bits bits;
+  std::memcpy(&bits, &nearest, sizeof bits);
+  --bits;
+  To out;
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
+}
+
 template <class T>
 void int_unary(const ir::Op& op, const Tile& a, Tile& out) {
   using W = std::conditional_t<(sizeof(T) <= 4), std::uint32_t, std::uint64_t>;
@@ -93,8 +111,12 @@ Tile eval_cast(const ir::Op& op, const Tile& a_in) {
     // Pointers convert to and from integers as addresses; a float has no address.
     if ((rt.dtype == DType::Ptr && ir::is_float(a.dtype())) || (a.dtype() == DType::Ptr && ir::is_float(rt.dtype)))
       internal_error(op, fmt::format("cast between {} and {}", ir::dtype_name(a.dtype()), ir::dtype_name(rt.dtype)));
+    const bool toward_zero = op.has_attr("rounding");  // "rtz", on float downcasts only (verifier)
     visit_dtype(rt.dtype, [&](auto to_tag) {
       using To = typename decltype(to_tag)::type;
+      if constexpr (is_float_storage_v<From> && is_float_storage_v<To> && sizeof(To) < sizeof(From)) {
+        if (toward_zero) return map_elems<From, To>(a, out, [](From x) { return cast_toward_zero<To>(x); });
+      }
       map_elems<From, To>(a, out, [](From x) { return cast_elem<To>(x); });
     });
   });

@@ -30,6 +30,10 @@ std::optional<DType> dtype_from_name(std::string_view s) {
 
 bool is_float(DType d) { return d == DType::F16 || d == DType::BF16 || d == DType::F32 || d == DType::F64; }
 bool is_int(DType d) { return !is_float(d) && d != DType::Ptr; }
+bool is_float_downcast(DType from, DType to) {
+  return is_float(from) && is_float(to) && dtype_bits(to) < dtype_bits(from);
+}
+
 bool is_unsigned(DType d) { return d == DType::U8 || d == DType::U32 || d == DType::I1; }
 
 std::string tile_shape_problem(std::span<const std::int64_t> shape, std::string_view type_text) {

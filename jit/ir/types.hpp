@@ -21,6 +21,7 @@ inline int dtype_bytes(DType d) { return dtype_bits(d) <= 8 ? 1 : dtype_bits(d) 
 bool is_float(DType d);
 bool is_int(DType d);              // includes I1 and the unsigned types
 bool is_unsigned(DType d);         // U8, U32 and I1 (a mask compares as unsigned)
+bool is_float_downcast(DType from, DType to);  // float to a narrower float (f32 -> f16, f64 -> bf16, ...)
 
 // Triton's limits on a tile: at most 2^20 elements, every dim a power of two (the layouts split
 // dims among threads and warps by halving). The parser, the verifier and the DSL tracer all check

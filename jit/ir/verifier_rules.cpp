@@ -277,6 +277,12 @@ std::string unary_rule(const Op& op) {
   if (op.kind == OpKind::Cast) {
     if (in.shape != out.shape || in.layout != out.layout)
       return fmt::format("cast changes the shape: {} to {}", to_string(in), to_string(out));
+    if (!op.has_attr("rounding")) return "";
+    if (!std::holds_alternative<std::string>(op.attrs.at("rounding")) || op.string_attr("rounding") != "rtz")
+      return "cast's 'rounding' attribute is \"rtz\" (rounding to nearest even is the default)";
+    if (!is_float_downcast(in.dtype, out.dtype))
+      return fmt::format("cast {{rounding = \"rtz\"}} applies to float downcasts, not {} to {}", dtype_name(in.dtype),
+                         dtype_name(out.dtype));
     return "";
   }
   if (!same_type(in, out)) return fmt::format("result type {} differs from operand type {}", to_string(out), to_string(in));

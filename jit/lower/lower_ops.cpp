@@ -60,7 +60,8 @@ void KernelLowering::lower_elementwise(const Op& op) {
         out[s] = lower_compare(op.kind, op.operands[0]->type.dtype, arg(0), arg(1));
         break;
       case ir::OpCategory::Unary:
-        if (op.kind == OpKind::Cast) out[s] = lower_cast(op.operands[0]->type, res->type, arg(0));
+        if (op.kind == OpKind::Cast && op.has_attr("rounding")) out[s] = lower_cast_toward_zero(arg(0), res->type);
+        else if (op.kind == OpKind::Cast) out[s] = lower_cast(op.operands[0]->type, res->type, arg(0));
         // Pointers are opaque in LLVM (one address space per kernel): a pointer bitcast is no instruction.
         else if (op.kind == OpKind::Bitcast) out[s] = res->type.is_ptr() ? arg(0) : b_.CreateBitCast(arg(0), scalar_type(res->type.element()));
         else if (op.kind == OpKind::Assume) out[s] = arg(0);  // a promise for axis analysis, no instruction
@@ -194,6 +195,21 @@ llvm::Value* KernelLowering::lower_cast(const ir::Type& from, const ir::Type& to
     return ir::is_unsigned(f) ? b_.CreateUIToFP(x, ty) : b_.CreateSIToFP(x, ty);
   }
   return b_.CreateIntCast(x, ty, /*isSigned=*/!ir::is_unsigned(f));
+}
+
+// A float downcast toward zero (cast {rounding = "rtz"}; ops.def): the nearest value, stepped to
+// its neighbour toward zero when that is farther from zero than x. The finite floats of one sign
+// are ordered as their bits, so the neighbour is the bits minus one; NaN compares false and stays.
+// The same rule as the interpreter's, in the IR of every target.
+llvm::Value* KernelLowering::lower_cast_toward_zero(llvm::Value* x, const ir::Type& to) {
+  llvm::Value* nearest = b_.CreateFPTrunc(x, scalar_type(to.element()));
+  llvm::Value* back = b_.CreateFPExt(nearest, x->getType());
+  auto magnitude = [&](llvm::Value* v) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); };
+  llvm::Value* farther = b_.CreateFCmpOGT(magnitude(back), magnitude(x));
+  llvm::Type* bits = b_.getIntNTy(nearest->getType()->getPrimitiveSizeInBits());
+  llvm::Value* inward = b_.CreateBitCast(b_.CreateSub(b_.CreateBitCast(nearest, bits), llvm::ConstantInt::get(bits, 1)),
+                                         nearest->getType());
+  return b_.CreateSelect(farther, inward, nearest);
 }
 
 void KernelLowering::lower_arange(const Op& op) {

@@ -71,6 +71,7 @@ class KernelLowering {
   llvm::Value* lower_compare(ir::OpKind k, ir::DType d, llvm::Value* a, llvm::Value* b);
   llvm::Value* lower_unary(const ir::Op& op, llvm::Value* x);
   llvm::Value* lower_cast(const ir::Type& from, const ir::Type& to, llvm::Value* x);
+  llvm::Value* lower_cast_toward_zero(llvm::Value* x, const ir::Type& to);  // a float downcast, rtz
   // exp2 log2 rsqrt sin cos tanh sigmoid erf floor ceil pow fma (lower_math.cpp).
   llvm::Value* lower_math(const ir::Op& op, const std::vector<llvm::Value*>& args);
   void lower_arange(const ir::Op& op);

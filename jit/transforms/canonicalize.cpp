@@ -117,7 +117,8 @@ class Canonicalizer {
     const Attr* a = constant_of(op.operands[0]);
     // A bitcast constant would need the bits of the attr's value in the source type: rare enough
     // to leave to the lowering. An assume stays so that the interpreter still checks its promise.
-    if (!a || op.kind == OpKind::Bitcast || op.kind == OpKind::Assume) return false;
+    // A cast rounding toward zero is left to the lowering too (fold_cast rounds to nearest).
+    if (!a || op.kind == OpKind::Bitcast || op.kind == OpKind::Assume || op.has_attr("rounding")) return false;
     if (op.kind == OpKind::Cast)
       return replace_with_constant(op, fold_cast(op.operands[0]->type.dtype, op.result()->type.dtype, *a));
     return replace_with_constant(op, fold_unary(op.kind, op.result()->type.dtype, *a));

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -527,6 +528,90 @@ inline std::vector<std::string> sorted_lines(const std::string& text) {
   if (start < text.size()) lines.push_back(text.substr(start));
   std::sort(lines.begin(), lines.end());
   return lines;
+}
+
+// Float downcasts toward zero (Rounding::rtz, Triton's fp_downcast_rounding="rtz"): f32 to f16
+// and bf16, f64 to f32 and f16, of the values downcast_inputs gives.
+inline auto make_downcaster() {
+  return ts::kernel("downcaster", [](ts::Ptr<float> x, ts::Ptr<double> d, ts::Ptr<ts::half> h, ts::Ptr<ts::bfloat16> b,
+                                     ts::Ptr<float> f, ts::Ptr<ts::half> dh, ts::Int n) {
+    auto offs = ts::program_id(0) * 128 + ts::arange(0, 128);
+    auto mask = offs < n;
+    auto v = ts::load(x + offs, mask);
+    ts::store(h + offs, v.to<ts::half>(ts::Rounding::rtz), mask);
+    ts::store(b + offs, v.to<ts::bfloat16>(ts::Rounding::rtz), mask);
+    auto w = ts::load(d + offs, mask);
+    ts::store(f + offs, w.to<float>(ts::Rounding::rtz), mask);
+    ts::store(dh + offs, w.to<ts::half>(ts::Rounding::rtz), mask);
+  });
+}
+
+// Edge values of the downcasts (zeros, halfway points, the largest finite values and just past
+// them, subnormals of each type, infinities, NaN), then random values over many exponents.
+inline std::vector<double> downcast_inputs(unsigned seed) {
+  const double f16_max = 65504, f16_sub = std::ldexp(1.0, -24), f32_max = std::numeric_limits<float>::max();
+  std::vector<double> v = {0.0, -0.0, 1.0, -1.0, 1 + std::ldexp(1.0, -11), 1 + 3 * std::ldexp(1.0, -12),
+                           -(1 + std::ldexp(1.0, -11)), 1 + std::ldexp(1.0, -8), 1 + std::ldexp(1.0, -24),
+                           -(1 + 3 * std::ldexp(1.0, -25)), f16_max, 65519.99, 65520, 1e6, -1e6, f16_sub, 3 * f16_sub / 2,
+                           f16_sub / 2, -f16_sub / 3, 1e-5, -1e-5, 6.1e-5, f32_max, -f32_max, 3.5e38, -1e300, 1e-300,
+                           std::numeric_limits<float>::denorm_min(), std::ldexp(1.0, -149) * 1.5,
+                           std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN(), 0.1, -0.1, 3.14159265358979};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  std::uniform_int_distribution<int> exponent(-30, 20);
+  while (v.size() < 300) v.push_back((rng() % 2 ? -1.0 : 1.0) * std::ldexp(mantissa(rng), exponent(rng)));
+  return v;
+}
+
+// The bits of x rounded toward zero into a narrower float type, written here without tessera:
+// the finite values of one sign are ordered as their bits, so the answer is the largest bits in
+// [0, max_finite] whose value (`decode`) is at most |x|, found by binary search, with x's sign.
+template <class Decode>
+std::uint32_t toward_zero_bits(double x, std::uint32_t max_finite, std::uint32_t sign_bit, std::uint32_t inf,
+                               Decode decode) {
+  const std::uint32_t sign = std::signbit(x) ? sign_bit : 0;
+  if (std::isinf(x)) return sign | inf;
+  std::uint32_t lo = 0, hi = max_finite;
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (decode(mid) <= std::fabs(x)) lo = mid;
+    else hi = mid - 1;
+  }
+  return sign | lo;
+}
+inline double f16_value(std::uint32_t b) {
+  const int e = static_cast<int>(b >> 10 & 31), m = static_cast<int>(b & 1023);
+  return e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
+}
+inline std::uint32_t f16_toward_zero(double x) { return toward_zero_bits(x, 0x7bff, 0x8000, 0x7c00, f16_value); }
+inline std::uint32_t bf16_toward_zero(double x) {
+  return toward_zero_bits(x, 0x7f7f, 0x8000, 0x7f80, [](std::uint32_t b) { return double(std::bit_cast<float>(b << 16)); });
+}
+inline std::uint32_t f32_toward_zero(double x) {
+  return toward_zero_bits(x, 0x7f7fffff, 0x80000000u, 0x7f800000, [](std::uint32_t b) { return double(std::bit_cast<float>(b)); });
+}
+
+// What make_downcaster wrote that differs from the reference, one line each (empty: all right).
+// A NaN input must give a NaN of the narrow type.
+inline std::vector<std::string> downcast_mismatches(const std::vector<float>& x, const std::vector<double>& d,
+                                                    const std::vector<ts::half>& h, const std::vector<ts::bfloat16>& b,
+                                                    const std::vector<float>& f, const std::vector<ts::half>& dh) {
+  std::vector<std::string> bad;
+  auto check = [&](const char* what, double in, std::uint32_t got, std::uint32_t want, bool got_nan) {
+    if (std::isnan(in) ? got_nan : got == want) return;
+    char line[160];
+    std::snprintf(line, sizeof line, "%s of %.17g: got 0x%x, want 0x%x", what, in, got, want);
+    bad.push_back(line);
+  };
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double xi = x[i], di = d[i];
+    check("f32 -> f16", xi, h[i].bits, f16_toward_zero(xi), std::isnan(float(h[i])));
+    check("f32 -> bf16", xi, b[i].bits, bf16_toward_zero(xi), std::isnan(float(b[i])));
+    check("f64 -> f32", di, std::bit_cast<std::uint32_t>(f[i]), f32_toward_zero(di), std::isnan(f[i]));
+    check("f64 -> f16", di, dh[i].bits, f16_toward_zero(di), std::isnan(float(dh[i])));
+  }
+  return bad;
 }
 
 }  // namespace language_reference

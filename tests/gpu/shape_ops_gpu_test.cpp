@@ -320,3 +320,21 @@ TEST_CASE("GPU device_print prints the interpreter's lines, each element once", 
       CHECK(language_reference::sorted_lines(text) == want);
     }
 }
+
+TEST_CASE("GPU float downcasts with Rounding::rtz match the reference bit for bit", "[gpu][shape][rounding]") {
+  auto k = language_reference::make_downcaster();
+  const std::vector<double> d = language_reference::downcast_inputs(kSeed);
+  const std::vector<float> x(d.begin(), d.end());
+  const int n = static_cast<int>(d.size());
+  auto bx = upload(x, ts::Executor::Cuda);
+  auto bd = upload(d, ts::Executor::Cuda);
+  auto bh = upload(std::vector<ts::half>(d.size()), ts::Executor::Cuda);
+  auto bdh = upload(std::vector<ts::half>(d.size()), ts::Executor::Cuda);
+  auto bb = upload(std::vector<ts::bfloat16>(d.size()), ts::Executor::Cuda);
+  auto bf = upload(std::vector<float>(d.size()), ts::Executor::Cuda);
+  k[{.grid = {ts::cdiv(n, 128)}, .num_warps = 4, .executor = ts::Executor::Cuda}](bx, bd, bh, bb, bf, bdh, n);
+  ts::synchronize(ts::Executor::Cuda);
+  const auto bad = language_reference::downcast_mismatches(x, d, bh.to_host(), bb.to_host(), bf.to_host(), bdh.to_host());
+  for (const auto& line : bad) UNSCOPED_INFO(line);
+  CHECK(bad.empty());
+}

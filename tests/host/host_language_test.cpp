@@ -525,3 +525,33 @@ TEST_CASE("device_assert refuses a message that is not printable ASCII, naming t
                       Catch::Contains("host_language_test.cpp:" + std::to_string(line)) &&
                           Catch::Contains("device_assert message must be printable ASCII") && Catch::Contains("0x09"));
 }
+
+TEST_CASE("float downcasts round toward zero with Rounding::rtz, bit for bit", "[host][language][rounding]") {
+  enable_host();
+  auto k = language_reference::make_downcaster();
+  const std::vector<double> d = language_reference::downcast_inputs(kSeed);
+  std::vector<float> x(d.begin(), d.end());
+  const int n = static_cast<int>(d.size());
+  for (ts::Executor e : kExecutors) {
+    INFO(executor_name(e));
+    std::vector<ts::half> h(d.size()), dh(d.size());
+    std::vector<ts::bfloat16> b(d.size());
+    std::vector<float> f(d.size());
+    k[{.grid = {ts::cdiv(n, 128)}, .num_warps = 4, .executor = e}](x, d, h, b, f, dh, n);
+    const auto bad = language_reference::downcast_mismatches(x, d, h, b, f, dh);
+    for (const auto& line : bad) UNSCOPED_INFO(line);
+    CHECK(bad.empty());
+  }
+}
+
+TEST_CASE("Rounding::rtz on a conversion that is not a float downcast is an error naming the line", "[host][language][rounding][errors]") {
+  const int line = __LINE__ + 2;
+  auto k = ts::kernel("bad_rounding", [](ts::Ptr<std::int32_t> p, ts::Ptr<ts::half> q) {
+    ts::store(q, ts::load(p).to<ts::half>(ts::Rounding::rtz));
+  });
+  std::vector<std::int32_t> p(1);
+  std::vector<ts::half> q(1);
+  REQUIRE_THROWS_WITH((k[{.grid = {1}, .executor = ts::Executor::Interpreter}](p, q)),
+                      Catch::Contains("host_language_test.cpp:" + std::to_string(line)) &&
+                          Catch::Contains("applies to float downcasts") && Catch::Contains("not i32 to f16"));
+}

@@ -187,6 +187,18 @@ TEST_CASE("verifier: assert takes an i1 condition of up to 4 dims and a printabl
           "conditions of more than 4 dims cannot be checked");
 }
 
+TEST_CASE("verifier: a cast rounds toward zero only as a float downcast", "[ir][verifier][rounding]") {
+  auto m = parse_module("kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {\n  %0 = constant {value = 1.5} : f64\n"
+                        "  %1 = cast %0 {rounding = \"rtz\"} : bf16\n  return\n}\n",
+                        "ok.tir");
+  CHECK_NOTHROW(verify(*m));
+  rejects("  %0 = cast %n {rounding = \"rtz\"} : f16\n  return\n", "applies to float downcasts, not i32 to f16");
+  rejects("  %0 = constant {value = 1.5} : f16\n  %1 = cast %0 {rounding = \"rtz\"} : f32\n  return\n",
+          "applies to float downcasts, not f16 to f32");
+  rejects("  %0 = constant {value = 1.5} : f32\n  %1 = cast %0 {rounding = \"rd\"} : f16\n  return\n",
+          "cast's 'rounding' attribute is \"rtz\"");
+}
+
 TEST_CASE("verifier: do_while yields its condition, then the carried values", "[ir][verifier]") {
   const std::string ok = R"(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
   %0 = constant {value = 0} : i32

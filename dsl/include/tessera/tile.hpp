@@ -16,6 +16,10 @@
 
 namespace tessera {
 
+// The rounding of a float downcast (Triton's fp_downcast_rounding): to nearest, ties to even (the
+// default of every conversion), or toward zero.
+enum class Rounding { rtne, rtz };
+
 template <class T>
 class Tile : public detail::TileOperators<T> {
   static_assert(TileElement<T>,
@@ -69,6 +73,14 @@ class Tile : public detail::TileOperators<T> {
   Tile<U> to(const Loc& loc = Loc::current()) const {
     static_assert(Element<T> && Element<U>, "tessera: .to<U>() converts between element types, not pointers");
     return Tile<U>(detail::emit_cast(ir_value(loc), dtype_of<U>, loc), loc);
+  }
+  // The same with a rounding mode, for a float downcast (f64 to f32/f16/bf16, f32 to f16/bf16):
+  // x.to<half>(Rounding::rtz) rounds toward zero (a value beyond the largest finite one gives
+  // that one, NaN stays NaN, infinities stay). rtz on any other conversion is a ProgramError.
+  template <class U>
+  Tile<U> to(Rounding rounding, const Loc& loc = Loc::current()) const {
+    static_assert(Element<T> && Element<U>, "tessera: .to<U>() converts between element types, not pointers");
+    return Tile<U>(detail::emit_cast_rounded(ir_value(loc), dtype_of<U>, rounding == Rounding::rtz, loc), loc);
   }
   // Inserts a dimension of size 1 at `axis` (negative counts from the end, -1 appends).
   Tile expand_dims(int axis, const Loc& loc = Loc::current()) const {

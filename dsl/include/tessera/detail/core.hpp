@@ -76,6 +76,8 @@ TESSERA_API ir::Value* emit_fma(ir::Value* a, ir::Value* b, ir::Value* c, DType 
 TESSERA_API ir::Value* emit_dot(ir::Value* a, ir::Value* b, ir::Value* acc, int input_precision, const Loc& loc);
 TESSERA_API ir::Value* emit_addptr(ir::Value* ptr, ir::Value* offset, const Loc& loc);
 TESSERA_API ir::Value* emit_cast(ir::Value* a, DType to, const Loc& loc);
+// A cast with {rounding = "rtz"} when `toward_zero` (a float downcast only: else a ProgramError).
+TESSERA_API ir::Value* emit_cast_rounded(ir::Value* a, DType to, bool toward_zero, const Loc& loc);
 // The same bits as `to` (a pointer: to a pointer to `pointee`); ops.def `bitcast`.
 TESSERA_API ir::Value* emit_bitcast(ir::Value* a, DType to, DType pointee, const Loc& loc);
 // a with the user's promise about its runs (ops.def `assume`; empty: not promised). An assume of an
