@@ -255,10 +255,7 @@ void emit_print(std::string_view prefix, const std::vector<ir::Value*>& values, 
 
 void emit_assert(ir::Value* cond, std::string_view message, const Loc& loc) {
   if (const std::string p = ir::assert_message_problem(message); !p.empty()) program_error(loc, p);
-  if (cond->type.shape.size() > static_cast<std::size_t>(ir::kMaxPrintRank))
-    program_error(loc, fmt::format("device_assert: conditions of more than {} dims cannot be checked (this one has "
-                                   "{}); reshape it first",
-                                   ir::kMaxPrintRank, cond->type.shape.size()));
+  if (const std::string p = ir::assert_condition_problem(cond->type); !p.empty()) program_error(loc, p);
   builder_at(loc).create(ir::OpKind::Assert, {cond}, {}, {{"message", std::string(message)}});
 }
 

@@ -96,6 +96,12 @@ std::string assert_message_problem(std::string_view message) {
   return printable_problem("a device_assert message", message);
 }
 
+std::string assert_condition_problem(const Type& t) {
+  if (t.shape.size() <= static_cast<std::size_t>(kMaxPrintRank)) return "";
+  return fmt::format("device_assert of {}: conditions of more than {} dims cannot be checked; reshape it first",
+                     to_string(t), kMaxPrintRank);
+}
+
 std::string print_operand_problem(const Type& t) {
   if (t.shape.size() <= static_cast<std::size_t>(kMaxPrintRank)) return "";
   return fmt::format("device_print of {}: tiles of more than {} dims cannot be printed; reshape it first", to_string(t),

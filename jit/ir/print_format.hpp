@@ -42,6 +42,9 @@ std::string failure_line_format(std::string_view text, const Type& t);
 std::string assert_failure_text(std::string_view where, std::string_view message);
 // Why `message` cannot be a device_assert message ("" when it can): printable ASCII only.
 std::string assert_message_problem(std::string_view message);
+// Why a condition of type `t` cannot be checked ("" when it can): more than kMaxPrintRank dims
+// (the failure line names the element's index through the same fixed argument list as print).
+std::string assert_condition_problem(const Type& t);
 
 // The most dims of a printed tile (the interpreter passes the index through a fixed argument list).
 inline constexpr int kMaxPrintRank = 4;

@@ -336,9 +336,7 @@ std::string assert_rule(const Op& op) {
   if (auto p = assert_message_problem(op.string_attr("message")); !p.empty()) return p;
   const Type& cond = operand_type(op, 0);
   if (cond.dtype != DType::I1) return fmt::format("assert needs an i1 condition, got {}", to_string(cond));
-  if (cond.shape.size() > static_cast<std::size_t>(kMaxPrintRank))
-    return fmt::format("assert of {}: conditions of more than {} dims cannot be checked", to_string(cond), kMaxPrintRank);
-  return "";
+  return assert_condition_problem(cond);
 }
 
 std::string memory_rule(const Op& op) {
