@@ -45,7 +45,7 @@ const char* scope_name(tessera::Scope s) {
 
 // The same table as atomics.hpp, for callers that reach here without its static_asserts.
 bool supported(AtomicOp op, DType d) {
-  const bool i = d == DType::I32 || d == DType::U32 || d == DType::I64;
+  const bool i = d == DType::I32 || d == DType::U32 || d == DType::I64 || d == DType::U64;
   const bool f = d == DType::F32 || d == DType::F64;
   if (op == AtomicOp::And || op == AtomicOp::Or) return i;
   if (op == AtomicOp::Add) return i || f || d == DType::F16 || d == DType::BF16;

@@ -104,6 +104,7 @@ bool int_fits(DType d, std::int64_t v) {
     case DType::I16: return v >= -32768 && v <= 32767;
     case DType::I32: return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
     case DType::U8: return v >= 0 && v <= 255;
+    case DType::U16: return v >= 0 && v <= 65535;
     case DType::U32: return v >= 0 && v <= std::numeric_limits<std::uint32_t>::max();
     default: return true;
   }
@@ -189,8 +190,8 @@ ir::Value* emit_dot(ir::Value* a, ir::Value* b, ir::Value* acc, int input_precis
     program_error(loc, fmt::format("dot needs a and b of one element type, got {} and {}", ir::dtype_name(a->type.dtype),
                                    ir::dtype_name(b->type.dtype)));
   const DType in = a->type.dtype;
-  if (in != DType::F16 && in != DType::BF16 && in != DType::F32 && in != DType::I8)
-    program_error(loc, fmt::format("dot supports f16, bf16, f32 and i8 operands, got {}", ir::dtype_name(in)));
+  if (in != DType::F16 && in != DType::BF16 && in != DType::F32 && in != DType::I8 && !ir::is_fp8(in))
+    program_error(loc, fmt::format("dot supports f8e4m3, f8e5m2, f16, bf16, f32 and i8 operands, got {}", ir::dtype_name(in)));
   const DType acc_type = in == DType::I8 ? DType::I32 : DType::F32;
   const Shape out{sa[0], sb[1]};
   ir::Builder& bld = builder_at(loc);

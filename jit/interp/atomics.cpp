@@ -68,6 +68,7 @@ void visit_atomic_dtype(const ir::Op& op, DType d, F&& f) {
     case DType::I32: return f(TypeTag<std::int32_t>{});
     case DType::U32: return f(TypeTag<std::uint32_t>{});
     case DType::I64: return f(TypeTag<std::int64_t>{});
+    case DType::U64: return f(TypeTag<std::uint64_t>{});
     case DType::F16: return f(TypeTag<F16>{});
     case DType::BF16: return f(TypeTag<BF16>{});
     case DType::F32: return f(TypeTag<float>{});

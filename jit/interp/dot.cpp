@@ -61,6 +61,8 @@ Tile eval_dot(const ir::Op& op, const Tile& a, const Tile& b, const Tile& acc) {
   switch (a.dtype()) {
     case DType::F16: dot_f32<F16>(a, b, out, m, n, k); break;
     case DType::BF16: dot_f32<BF16>(a, b, out, m, n, k); break;
+    case DType::F8E4M3: dot_f32<F8E4M3>(a, b, out, m, n, k); break;
+    case DType::F8E5M2: dot_f32<F8E5M2>(a, b, out, m, n, k); break;
     case DType::F32:
       if (op.string_attr("input_precision") == "tf32") dot_f32<float>(truncated_to_tf32(a), truncated_to_tf32(b), out, m, n, k);
       else dot_f32<float>(a, b, out, m, n, k);  // ieee, and tf32x3 as its best approximation (ops.def)

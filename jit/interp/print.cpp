@@ -57,6 +57,8 @@ std::string element_line(const std::string& format, const std::vector<int>& head
     case ir::PrintArg::Int: return format_line(format, head, static_cast<int>(int_element(t, i)));
     case ir::PrintArg::Unsigned: return format_line(format, head, static_cast<unsigned>(int_element(t, i)));
     case ir::PrintArg::Int64: return format_line(format, head, static_cast<long long>(int_element(t, i)));
+    case ir::PrintArg::Unsigned64:
+      return format_line(format, head, static_cast<unsigned long long>(int_element(t, i)));
     case ir::PrintArg::Address:
       return format_line(format, head, static_cast<unsigned long long>(int_element(t, i)));
     case ir::PrintArg::Double:

@@ -15,7 +15,7 @@ namespace tessera::interp {
 
 using ir::DType;
 
-// Storage per dtype: i1 and u8 as uint8 (i1 holds 0 or 1), f16/bf16 as bit patterns, ptr as address.
+// Storage per dtype: i1 and u8 as uint8 (i1 holds 0 or 1), f16/bf16/fp8 as bit patterns, ptr as address.
 class Tile {
  public:
   Tile() = default;
@@ -65,7 +65,11 @@ decltype(auto) visit_dtype(DType d, F&& f) {
     case DType::I16: return f(TypeTag<std::int16_t>{});
     case DType::I32: return f(TypeTag<std::int32_t>{});
     case DType::I64: return f(TypeTag<std::int64_t>{});
+    case DType::U16: return f(TypeTag<std::uint16_t>{});
     case DType::U32: return f(TypeTag<std::uint32_t>{});
+    case DType::U64: return f(TypeTag<std::uint64_t>{});
+    case DType::F8E4M3: return f(TypeTag<F8E4M3>{});
+    case DType::F8E5M2: return f(TypeTag<F8E5M2>{});
     case DType::F16: return f(TypeTag<F16>{});
     case DType::BF16: return f(TypeTag<BF16>{});
     case DType::F32: return f(TypeTag<float>{});
@@ -77,21 +81,28 @@ decltype(auto) visit_dtype(DType d, F&& f) {
 
 template <class T>
 inline constexpr bool is_float_storage_v =
-    std::is_floating_point_v<T> || std::is_same_v<T, F16> || std::is_same_v<T, BF16>;
+    std::is_floating_point_v<T> || std::is_same_v<T, F16> || std::is_same_v<T, BF16> || std::is_same_v<T, F8E4M3> ||
+    std::is_same_v<T, F8E5M2>;
 
-// The type arithmetic is done in: f16/bf16 compute in float and round back after every op.
+// The type arithmetic is done in: f16/bf16/fp8 compute in float and round back after every op.
 template <class T> struct ComputeOf { using type = T; };
 template <> struct ComputeOf<F16> { using type = float; };
 template <> struct ComputeOf<BF16> { using type = float; };
+template <> struct ComputeOf<F8E4M3> { using type = float; };
+template <> struct ComputeOf<F8E5M2> { using type = float; };
 template <class T> using compute_t = typename ComputeOf<T>::type;
 
 template <class T> inline compute_t<T> to_compute(T v) { return v; }
 inline float to_compute(F16 v) { return f16_to_float(v.bits); }
 inline float to_compute(BF16 v) { return bf16_to_float(v.bits); }
+inline float to_compute(F8E4M3 v) { return f8_to_float(v); }
+inline float to_compute(F8E5M2 v) { return f8_to_float(v); }
 
 template <class T> inline T from_compute(compute_t<T> v) { return v; }
 template <> inline F16 from_compute<F16>(float v) { return F16{f16_from_float(v)}; }
 template <> inline BF16 from_compute<BF16>(float v) { return BF16{bf16_from_float(v)}; }
+template <> inline F8E4M3 from_compute<F8E4M3>(float v) { return f8_from_double<F8E4M3>(v); }
+template <> inline F8E5M2 from_compute<F8E5M2>(float v) { return f8_from_double<F8E5M2>(v); }
 
 // Element i set from an i64 / f64 value with the cast rules of ops.def (constants and scalar
 // kernel arguments go through these).

@@ -27,17 +27,22 @@ void map_elems(const Tile& a, Tile& out, Fn fn) {
 // ordered as their bits). Beyond the largest finite value this gives that value; NaN stays NaN.
 template <class To, class From>
 To cast_toward_zero(From x) {
-  const To nearest = cast_elem<To>(x);
-  const double wide = static_cast<double>(to_compute(x)), narrow = static_cast<double>(to_compute(nearest));
-  if (!(std::fabs(narrow) > std::fabs(wide))) return nearest;  // NaN compares false
-  using Bits = std::conditional_t<sizeof(To) == 2, std::uint16_t, std::uint32_t>;
-  static_assert(sizeof(To) == sizeof(Bits), "downcasts give 16- or 32-bit floats");
-  Bits bits;
-  std::memcpy(&bits, &nearest, sizeof bits);
-  --bits;
-  To out;
-  std::memcpy(&out, &bits, sizeof out);
-  return out;
+  if constexpr (std::is_same_v<To, F8E4M3> || std::is_same_v<To, F8E5M2>) {
+    // fp8 saturates (ops.def): its codec truncates and clamps in one step.
+    return f8_from_double<To>(static_cast<double>(to_compute(x)), /*toward_zero=*/true);
+  } else {
+    const To nearest = cast_elem<To>(x);
+    const double wide = static_cast<double>(to_compute(x)), narrow = static_cast<double>(to_compute(nearest));
+    if (!(std::fabs(narrow) > std::fabs(wide))) return nearest;  // NaN compares false
+    using Bits = std::conditional_t<sizeof(To) == 2, std::uint16_t, std::uint32_t>;
+    static_assert(sizeof(To) == sizeof(Bits), "downcasts give 16- or 32-bit floats");
+    Bits bits;
+    std::memcpy(&bits, &nearest, sizeof bits);
+    --bits;
+    To out;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+  }
 }
 
 template <class T>

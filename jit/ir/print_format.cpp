@@ -10,7 +10,7 @@ PrintArg print_arg(DType d, bool hex) {
   if (d == DType::Ptr) return PrintArg::Address;
   if (hex) return dtype_bits(d) == 64 ? PrintArg::Bits64 : PrintArg::Bits32;
   if (is_float(d)) return PrintArg::Double;
-  if (dtype_bits(d) == 64) return PrintArg::Int64;
+  if (dtype_bits(d) == 64) return is_unsigned(d) ? PrintArg::Unsigned64 : PrintArg::Int64;
   return is_unsigned(d) && d != DType::I1 ? PrintArg::Unsigned : PrintArg::Int;
 }
 
@@ -23,6 +23,7 @@ std::string value_conversion(DType d, bool hex) {
     case PrintArg::Int: return "%d";
     case PrintArg::Unsigned: return "%u";
     case PrintArg::Int64: return "%lld";
+    case PrintArg::Unsigned64: return "%llu";
     case PrintArg::Double: return "%f";
     case PrintArg::Address: return "0x%llx";
     case PrintArg::Bits32: return fmt::format("0x%0{}x", std::max(1, dtype_bits(d) / 4));

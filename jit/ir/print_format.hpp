@@ -14,7 +14,7 @@ namespace tessera::ir {
 // Triton prints them), pointers as their address (0x%llx). In hex (device_print_hex) a number's
 // bits: up to 32 of them zero-extended to unsigned (0x%08x for 32, 0x%04x for 16, ...), 64 as
 // unsigned long long (0x%016llx); floats too (Triton passes their value to %x, which prints junk).
-enum class PrintArg { Int, Unsigned, Int64, Double, Address, Bits32, Bits64 };
+enum class PrintArg { Int, Unsigned, Int64, Unsigned64, Double, Address, Bits32, Bits64 };
 PrintArg print_arg(DType d, bool hex = false);
 
 // The prefix as Triton 3.6 normalizes it when there are values to print: it ends in ": " and a

@@ -1,6 +1,7 @@
 #include "jit/ir/types.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include <fmt/format.h>
@@ -16,7 +17,14 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::I32, "i32", 32},  {DType::I64, "i64", 64},  {DType::U8, "u8", 8},
     {DType::U32, "u32", 32},  {DType::F16, "f16", 16},  {DType::BF16, "bf16", 16},
     {DType::F32, "f32", 32},  {DType::F64, "f64", 64},  {DType::Ptr, "ptr", 64},
+    {DType::U16, "u16", 16},  {DType::U64, "u64", 64},  {DType::F8E4M3, "f8e4m3", 8},
+    {DType::F8E5M2, "f8e5m2", 8},
 };
+static_assert([] {
+  for (int i = 0; i < static_cast<int>(std::size(kDTypes)); ++i)
+    if (static_cast<int>(kDTypes[i].d) != i) return false;
+  return true;
+}(), "kDTypes is indexed by the DType's value");
 }  // namespace
 
 std::string_view dtype_name(DType d) { return kDTypes[static_cast<int>(d)].name; }
@@ -28,13 +36,16 @@ std::optional<DType> dtype_from_name(std::string_view s) {
   return std::nullopt;
 }
 
-bool is_float(DType d) { return d == DType::F16 || d == DType::BF16 || d == DType::F32 || d == DType::F64; }
+bool is_fp8(DType d) { return d == DType::F8E4M3 || d == DType::F8E5M2; }
+bool is_float(DType d) { return d == DType::F16 || d == DType::BF16 || d == DType::F32 || d == DType::F64 || is_fp8(d); }
 bool is_int(DType d) { return !is_float(d) && d != DType::Ptr; }
 bool is_float_downcast(DType from, DType to) {
   return is_float(from) && is_float(to) && dtype_bits(to) < dtype_bits(from);
 }
 
-bool is_unsigned(DType d) { return d == DType::U8 || d == DType::U32 || d == DType::I1; }
+bool is_unsigned(DType d) {
+  return d == DType::U8 || d == DType::U16 || d == DType::U32 || d == DType::U64 || d == DType::I1;
+}
 
 std::string tile_shape_problem(std::span<const std::int64_t> shape, std::string_view type_text) {
   std::int64_t n = 1;

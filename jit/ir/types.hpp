@@ -18,9 +18,10 @@ std::string_view dtype_name(DType d);
 std::optional<DType> dtype_from_name(std::string_view s);
 int dtype_bits(DType d);           // Ptr is 64
 inline int dtype_bytes(DType d) { return dtype_bits(d) <= 8 ? 1 : dtype_bits(d) / 8; }
-bool is_float(DType d);
+bool is_float(DType d);            // includes the fp8 formats
+bool is_fp8(DType d);              // F8E4M3, F8E5M2: stored as bytes, computed in f32 (ops.def)
 bool is_int(DType d);              // includes I1 and the unsigned types
-bool is_unsigned(DType d);         // U8, U32 and I1 (a mask compares as unsigned)
+bool is_unsigned(DType d);         // U8, U16, U32, U64 and I1 (a mask compares as unsigned)
 bool is_float_downcast(DType from, DType to);  // float to a narrower float (f32 -> f16, f64 -> bf16, ...)
 
 // Triton's limits on a tile: at most 2^20 elements, every dim a power of two (the layouts split

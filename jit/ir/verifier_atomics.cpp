@@ -24,7 +24,7 @@ std::string_view string_attr(const Op& op, const char* name, const std::array<st
   return {};
 }
 
-bool is_32_or_64(DType d) { return d == DType::I32 || d == DType::U32 || d == DType::I64; }
+bool is_32_or_64(DType d) { return d == DType::I32 || d == DType::U32 || d == DType::I64 || d == DType::U64; }
 bool is_wide_float(DType d) { return d == DType::F32 || d == DType::F64; }
 
 // Element types per operation: what NVPTX and AMDGPU do natively or by a compare-and-swap loop.

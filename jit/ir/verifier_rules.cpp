@@ -230,11 +230,13 @@ std::string dot_rule(const Op& op) {
     return fmt::format("'dot' needs 2-D tiles, got {}, {} and {}", to_string(a), to_string(b), to_string(acc));
   if (a.dtype != b.dtype)
     return fmt::format("'dot' needs operands of one element type, got {} and {}", to_string(a), to_string(b));
-  const bool float_pair = (a.dtype == DType::F16 || a.dtype == DType::BF16 || a.dtype == DType::F32) && acc.dtype == DType::F32;
+  const bool float_pair = (a.dtype == DType::F16 || a.dtype == DType::BF16 || a.dtype == DType::F32 || is_fp8(a.dtype)) &&
+                          acc.dtype == DType::F32;
   const bool int_pair = a.dtype == DType::I8 && acc.dtype == DType::I32;
   if (!float_pair && !int_pair)
-    return fmt::format("'dot' supports f16, bf16 or f32 operands with an f32 accumulator and i8 operands with an "
-                       "i32 accumulator, got {} operands and a {} accumulator", dtype_name(a.dtype), dtype_name(acc.dtype));
+    return fmt::format("'dot' supports f8e4m3, f8e5m2, f16, bf16 or f32 operands with an f32 accumulator and i8 "
+                       "operands with an i32 accumulator, got {} operands and a {} accumulator",
+                       dtype_name(a.dtype), dtype_name(acc.dtype));
   const std::int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
   if (b.shape[0] != k)
     return fmt::format("'dot' needs a's columns to match b's rows (K), got {} and {}", to_string(a), to_string(b));

@@ -60,7 +60,8 @@ void KernelLowering::lower_elementwise(const Op& op) {
         out[s] = lower_compare(op.kind, op.operands[0]->type.dtype, arg(0), arg(1));
         break;
       case ir::OpCategory::Unary:
-        if (op.kind == OpKind::Cast && op.has_attr("rounding")) out[s] = lower_cast_toward_zero(arg(0), res->type);
+        if (op.kind == OpKind::Cast && op.has_attr("rounding"))
+          out[s] = lower_cast_toward_zero(op.operands[0]->type, arg(0), res->type);
         else if (op.kind == OpKind::Cast) out[s] = lower_cast(op.operands[0]->type, res->type, arg(0));
         // Pointers are opaque in LLVM (one address space per kernel): a pointer bitcast is no instruction.
         else if (op.kind == OpKind::Bitcast) out[s] = res->type.is_ptr() ? arg(0) : b_.CreateBitCast(arg(0), scalar_type(res->type.element()));
@@ -176,6 +177,7 @@ llvm::Value* KernelLowering::lower_cast(const ir::Type& from, const ir::Type& to
   llvm::Type* ty = scalar_type(to.element());
   const DType f = from.dtype, t = to.dtype;
   if (f == t) return x;
+  if (ir::is_fp8(f) || ir::is_fp8(t)) return lower_fp8_cast(from, to, x, /*toward_zero=*/false);
   if (t == DType::I1) {
     return ir::is_float(f) ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
                            : b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
@@ -201,7 +203,8 @@ llvm::Value* KernelLowering::lower_cast(const ir::Type& from, const ir::Type& to
 // its neighbour toward zero when that is farther from zero than x. The finite floats of one sign
 // are ordered as their bits, so the neighbour is the bits minus one; NaN compares false and stays.
 // The same rule as the interpreter's, in the IR of every target.
-llvm::Value* KernelLowering::lower_cast_toward_zero(llvm::Value* x, const ir::Type& to) {
+llvm::Value* KernelLowering::lower_cast_toward_zero(const ir::Type& from, llvm::Value* x, const ir::Type& to) {
+  if (ir::is_fp8(to.dtype)) return lower_fp8_cast(from, to, x, /*toward_zero=*/true);  // saturates too
   llvm::Value* nearest = b_.CreateFPTrunc(x, scalar_type(to.element()));
   llvm::Value* back = b_.CreateFPExt(nearest, x->getType());
   auto magnitude = [&](llvm::Value* v) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); };

@@ -25,7 +25,8 @@ llvm::Value* print_value(llvm::IRBuilder<>& b, ir::DType d, llvm::Value* v, bool
     case ir::PrintArg::Bits64: return bits();
     case ir::PrintArg::Int: return b.CreateSExtOrTrunc(d == ir::DType::I1 ? b.CreateZExt(v, b.getInt32Ty()) : v, b.getInt32Ty());
     case ir::PrintArg::Unsigned: return b.CreateZExtOrTrunc(v, b.getInt32Ty());
-    case ir::PrintArg::Int64: return v;
+    case ir::PrintArg::Int64:
+    case ir::PrintArg::Unsigned64: return v;
     case ir::PrintArg::Double: return b.CreateFPExt(v, b.getDoubleTy());
     case ir::PrintArg::Address: return b.CreatePtrToInt(v, b.getInt64Ty());
   }

@@ -48,9 +48,10 @@ llvm::Type* KernelLowering::scalar_type(const ir::Type& t) const {
   switch (t.dtype) {
     case DType::I1: return b_.getInt1Ty();
     case DType::I8: case DType::U8: return b_.getInt8Ty();
-    case DType::I16: return b_.getInt16Ty();
+    case DType::F8E4M3: case DType::F8E5M2: return b_.getInt8Ty();  // the code; lower_fp8.cpp
+    case DType::I16: case DType::U16: return b_.getInt16Ty();
     case DType::I32: case DType::U32: return b_.getInt32Ty();
-    case DType::I64: return b_.getInt64Ty();
+    case DType::I64: case DType::U64: return b_.getInt64Ty();
     case DType::F16: return b_.getHalfTy();
     case DType::BF16: return b_.getBFloatTy();
     case DType::F32: return b_.getFloatTy();
@@ -65,6 +66,7 @@ llvm::Value* KernelLowering::constant_of(const ir::Type& t, const ir::Attr& valu
   if (ir::is_float(t.dtype)) {
     double v = std::holds_alternative<double>(value) ? std::get<double>(value)
                                                      : static_cast<double>(std::get<std::int64_t>(value));
+    if (ir::is_fp8(t.dtype)) return llvm::ConstantInt::get(ty, fp8_code(t.dtype, v));
     return llvm::ConstantFP::get(ty, v);
   }
   if (t.dtype == DType::Ptr) return llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(ty));

@@ -71,7 +71,9 @@ class KernelLowering {
   llvm::Value* lower_compare(ir::OpKind k, ir::DType d, llvm::Value* a, llvm::Value* b);
   llvm::Value* lower_unary(const ir::Op& op, llvm::Value* x);
   llvm::Value* lower_cast(const ir::Type& from, const ir::Type& to, llvm::Value* x);
-  llvm::Value* lower_cast_toward_zero(llvm::Value* x, const ir::Type& to);  // a float downcast, rtz
+  llvm::Value* lower_cast_toward_zero(const ir::Type& from, llvm::Value* x, const ir::Type& to);  // a float downcast, rtz
+  // A cast from or to fp8 (lower_fp8.cpp): fp8 values are i8 codes.
+  llvm::Value* lower_fp8_cast(const ir::Type& from, const ir::Type& to, llvm::Value* x, bool toward_zero);
   // exp2 log2 rsqrt sin cos tanh sigmoid erf floor ceil pow fma (lower_math.cpp).
   llvm::Value* lower_math(const ir::Op& op, const std::vector<llvm::Value*>& args);
   void lower_arange(const ir::Op& op);
@@ -201,5 +203,8 @@ class KernelLowering {
   int num_threads_ = 0;
   int shared_bytes_ = 0;
 };
+
+// The fp8 code of a constant (tessera/float8.hpp's rounding), for constants of fp8 tiles.
+std::uint8_t fp8_code(ir::DType d, double value);
 
 }  // namespace tessera::lower

@@ -10,6 +10,7 @@
 #include "jit/runtime/disk_cache.hpp"
 #include "jit/runtime/options.hpp"
 #include "jit/transforms/assign_layouts.hpp"
+#include "jit/transforms/legalize_fp8.hpp"
 #include "jit/transforms/rewrite.hpp"
 #include "jit/transforms/sink.hpp"
 #include "jit/transforms/passes.hpp"
@@ -83,6 +84,7 @@ lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const Comp
                             std::string* ir_with_layouts) {
   const EnvOptions& env = env_options();
   lower::target_warp_size(target);  // an unknown target is an Error here, before any pass
+  transforms::legalize_fp8(m);
   transforms::assign_layouts(m, analysis::target_info(target));
   transforms::sink_pure_ops(m);
   ir::verify(m);

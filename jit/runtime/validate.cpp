@@ -35,6 +35,7 @@ std::pair<std::int64_t, std::int64_t> int_range(DType d) {
     case DType::I16: return {INT16_MIN, INT16_MAX};
     case DType::I32: return {INT32_MIN, INT32_MAX};
     case DType::U8: return {0, UINT8_MAX};
+    case DType::U16: return {0, UINT16_MAX};
     case DType::U32: return {0, UINT32_MAX};
     default: return {INT64_MIN, INT64_MAX};
   }

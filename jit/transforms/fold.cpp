@@ -41,6 +41,9 @@ std::optional<std::int64_t> int_div(DType d, std::int64_t a, std::int64_t b, boo
 }
 
 std::optional<std::int64_t> int_binary(OpKind k, DType d, std::int64_t a, std::int64_t b) {
+  // u64 values above 2^63 are negative int64s here: the ops that read the sign are left alone.
+  if (d == DType::U64 && (k == OpKind::Div || k == OpKind::Rem || k == OpKind::Min || k == OpKind::Max))
+    return std::nullopt;
   auto ua = static_cast<std::uint64_t>(a), ub = static_cast<std::uint64_t>(b);
   unsigned bits = static_cast<unsigned>(ir::dtype_bits(d));
   unsigned shift = static_cast<unsigned>(ub % bits);
@@ -104,7 +107,9 @@ std::int64_t float_to_int(DType to, double v) {
 
 }  // namespace
 
+// fp8 is not folded: its rounding lives in tessera/float8.hpp and the lowering, not here.
 std::optional<Attr> fold_unary(OpKind k, DType d, const Attr& a) {
+  if (ir::is_fp8(d)) return std::nullopt;
   if (auto* i = std::get_if<std::int64_t>(&a); i && ir::is_int(d)) {
     switch (k) {
       case OpKind::Neg: return normalize_int(d, static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(*i)));
@@ -126,6 +131,7 @@ std::optional<Attr> fold_unary(OpKind k, DType d, const Attr& a) {
 }
 
 std::optional<Attr> fold_binary(OpKind k, DType d, const Attr& a, const Attr& b) {
+  if (ir::is_fp8(d)) return std::nullopt;
   auto *ia = std::get_if<std::int64_t>(&a), *ib = std::get_if<std::int64_t>(&b);
   if (ia && ib && ir::is_int(d)) {
     if (auto r = int_binary(k, d, *ia, *ib)) return *r;
@@ -139,6 +145,7 @@ std::optional<Attr> fold_binary(OpKind k, DType d, const Attr& a, const Attr& b)
 }
 
 std::optional<Attr> fold_compare(OpKind k, DType d, const Attr& a, const Attr& b) {
+  if (ir::is_fp8(d) || d == DType::U64) return std::nullopt;
   auto *ia = std::get_if<std::int64_t>(&a), *ib = std::get_if<std::int64_t>(&b);
   if (ia && ib && ir::is_int(d)) return std::int64_t{compare(k, *ia, *ib)};  // normalized: see header
   auto *fa = std::get_if<double>(&a), *fb = std::get_if<double>(&b);
@@ -147,7 +154,8 @@ std::optional<Attr> fold_compare(OpKind k, DType d, const Attr& a, const Attr& b
 }
 
 std::optional<Attr> fold_cast(DType from, DType to, const Attr& a) {
-  if (from == DType::Ptr || to == DType::Ptr) return std::nullopt;
+  if (from == DType::Ptr || to == DType::Ptr || ir::is_fp8(from) || ir::is_fp8(to)) return std::nullopt;
+  if ((from == DType::U64 && ir::is_float(to)) || (to == DType::U64 && ir::is_float(from))) return std::nullopt;
   if (auto* i = std::get_if<std::int64_t>(&a); i && ir::is_int(from)) {
     if (to == DType::I1) return std::int64_t{*i != 0};
     if (ir::is_int(to)) return normalize_int(to, *i);

@@ -9,6 +9,7 @@
 #include "jit/transforms/canonicalize.hpp"
 #include "jit/transforms/cse.hpp"
 #include "jit/transforms/dce.hpp"
+#include "jit/transforms/legalize_fp8.hpp"
 #include "jit/transforms/pipeline_loads.hpp"
 #include "jit/transforms/sink.hpp"
 #include "tessera/error.hpp"
@@ -22,6 +23,7 @@ constexpr PassInfo kPasses[] = {
     {"dce", "remove ops without side effects whose results are unused", dce},
     {"hoist-loads", "move loads up to the last write or dependency, to overlap their latency", hoist_loads},
     {"pipeline", "with num_stages >= 2: issue the loads feeding a loop's dot one iteration ahead", pipeline_dot_loads},
+    {"legalize-fp8", "compute fp8 ops in f32: casts around them (the lowering keeps fp8 in moves and casts only)", legalize_fp8},
     // The layout pass as the NVIDIA pipelines run it (warps of 32; sm_80, and sm_90a with wgmma),
     // for tessera-opt and golden tests.
     {"coalesce", "give tiles layouts: coalesced for memory accesses, blocked or slice elsewhere; insert conversions",

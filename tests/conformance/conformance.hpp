@@ -53,8 +53,10 @@ bool on_gpu();
 // Element types on the host.
 
 template <class T>
+inline constexpr bool is_fp8_v = std::is_same_v<T, ts::float8_e4m3> || std::is_same_v<T, ts::float8_e5m2>;
+template <class T>
 inline constexpr bool is_float_v = std::is_floating_point_v<T> || std::is_same_v<T, ts::half> ||
-                                   std::is_same_v<T, ts::bfloat16>;
+                                   std::is_same_v<T, ts::bfloat16> || is_fp8_v<T>;
 template <class T>
 inline constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
@@ -65,7 +67,11 @@ constexpr const char* name_of() {
   else if constexpr (std::is_same_v<T, std::int32_t>) return "i32";
   else if constexpr (std::is_same_v<T, std::int64_t>) return "i64";
   else if constexpr (std::is_same_v<T, std::uint8_t>) return "u8";
+  else if constexpr (std::is_same_v<T, std::uint16_t>) return "u16";
   else if constexpr (std::is_same_v<T, std::uint32_t>) return "u32";
+  else if constexpr (std::is_same_v<T, std::uint64_t>) return "u64";
+  else if constexpr (std::is_same_v<T, ts::float8_e4m3>) return "f8e4m3";
+  else if constexpr (std::is_same_v<T, ts::float8_e5m2>) return "f8e5m2";
   else if constexpr (std::is_same_v<T, ts::half>) return "f16";
   else if constexpr (std::is_same_v<T, ts::bfloat16>) return "bf16";
   else if constexpr (std::is_same_v<T, float>) return "f32";
@@ -78,10 +84,12 @@ template <class T>
 struct Type {
   using type = T;
 };
-using IntTypes = std::tuple<std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint32_t>;
+// fp8 has its own cases (fp8_test.cpp): it saturates where these formats overflow to infinity.
+using IntTypes = std::tuple<std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t,
+                            std::uint32_t, std::uint64_t>;
 using FloatTypes = std::tuple<ts::half, ts::bfloat16, float, double>;
-using AllTypes = std::tuple<std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint32_t,
-                            ts::half, ts::bfloat16, float, double>;
+using AllTypes = std::tuple<std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t,
+                            std::uint32_t, std::uint64_t, ts::half, ts::bfloat16, float, double>;
 template <class Tuple, class F>
 void for_each_type(F&& f) {
   std::apply([&](auto... t) { (f(Type<decltype(t)>{}), ...); }, Tuple{});
@@ -115,7 +123,7 @@ inline long double round_to_format(long double x, Format f) {
 // The value of a host element, exactly.
 template <class T>
 long double to_ld(T v) {
-  if constexpr (std::is_same_v<T, ts::half> || std::is_same_v<T, ts::bfloat16>) return static_cast<float>(v);
+  if constexpr (std::is_same_v<T, ts::half> || std::is_same_v<T, ts::bfloat16> || is_fp8_v<T>) return static_cast<float>(v);
   else return static_cast<long double>(v);
 }
 // A value exactly representable in float type T (or ±inf, NaN) as a T.

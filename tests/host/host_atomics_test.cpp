@@ -57,7 +57,7 @@ TEST_CASE("histogram by atomic_add on the host targets counts every lane once", 
 }
 
 TEMPLATE_TEST_CASE("atomic_max and atomic_min on the host targets match the interpreter", "[host][atomics]",
-                   std::int32_t, std::uint32_t, float) {
+                   std::int32_t, std::uint32_t, std::uint64_t, float) {
   using T = TestType;
   auto k = ak::make_max_min<T>();
   for (std::int64_t n : {std::int64_t{1}, std::int64_t{2999}, std::int64_t{(1 << 20) + 3}}) {

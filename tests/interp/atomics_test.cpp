@@ -86,6 +86,7 @@ TEST_CASE("integer atomics apply lane by lane and skip masked lanes", "[interp][
   SECTION("i32") { check_int_ops<std::int32_t>(DType::I32); }
   SECTION("u32") { check_int_ops<std::uint32_t>(DType::U32); }
   SECTION("i64") { check_int_ops<std::int64_t>(DType::I64); }
+  SECTION("u64") { check_int_ops<std::uint64_t>(DType::U64); }
 }
 
 TEST_CASE("signedness decides integer max and min, add wraps", "[interp][atomics]") {
@@ -97,6 +98,9 @@ TEST_CASE("signedness decides integer max and min, add wraps", "[interp][atomics
   std::vector<std::uint32_t> u{0xffffffffu, 5, 0, 0, 0, 0, 0, 0};
   run_rmw<std::uint32_t>(DType::U32, "max", 1, 2, {3}, u, [](auto a, auto b) { return std::max(a, b); });
   run_rmw<std::uint32_t>(DType::U32, "min", 1, 2, {3}, u, [](auto a, auto b) { return std::min(a, b); });
+  std::vector<std::uint64_t> w{0x8000000000000000ull, 5, 0, 0, 0, 0, 0, 0};  // negative as an i64
+  run_rmw<std::uint64_t>(DType::U64, "max", 1, 2, {3}, w, [](auto a, auto b) { return std::max(a, b); });
+  run_rmw<std::uint64_t>(DType::U64, "min", 1, 2, {3}, w, [](auto a, auto b) { return std::min(a, b); });
 }
 
 TEST_CASE("float atomics: add, max, min like fmax/fmin, xchg", "[interp][atomics]") {

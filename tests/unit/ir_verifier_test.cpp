@@ -289,7 +289,8 @@ TEST_CASE("verifier: dot shapes, element types and sizes", "[ir][verifier][dot]"
   rejects(tiles + "  %3 = dot %0, %1, %2 : <16x16xf16>\n  return\n", "dot result must be <16x16xf32>");
   rejects("  %0 = constant {value = 0} : <16x16xi32>\n  %1 = constant {value = 0} : <16x16xi32>\n"
           "  %2 = dot %0, %0, %1 : <16x16xi32>\n  return\n",
-          "'dot' supports f16, bf16 or f32 operands with an f32 accumulator and i8 operands with an i32 accumulator");
+          "'dot' supports f8e4m3, f8e5m2, f16, bf16 or f32 operands with an f32 accumulator and i8 operands with an "
+          "i32 accumulator");
   rejects("  %0 = constant {value = 0.0} : <8x16xf16>\n  %1 = constant {value = 0.0} : <16x16xf16>\n"
           "  %2 = constant {value = 0.0} : <8x16xf32>\n  %3 = dot %0, %1, %2 : <8x16xf32>\n  return\n",
           "'dot' needs M, N and K of at least 16");

@@ -7,11 +7,11 @@
 // once per program, however the tile is spread over threads.
 //
 // Element types (anything else is a compile-time error):
-//   add            int32_t uint32_t int64_t float double half bfloat16 (half/bfloat16: native on
+//   add            int32_t uint32_t int64_t uint64_t float double half bfloat16 (half/bfloat16: native on
 //                  sm_90, a compare-and-swap loop on older GPUs)
-//   max min xchg   int32_t uint32_t int64_t float double (floats: like fmax/fmin)
-//   and or         int32_t uint32_t int64_t
-//   cas            int32_t uint32_t int64_t float double (floats compare bit patterns)
+//   max min xchg   int32_t uint32_t int64_t uint64_t float double (floats: like fmax/fmin)
+//   and or         int32_t uint32_t int64_t uint64_t
+//   cas            int32_t uint32_t int64_t uint64_t float double (floats compare bit patterns)
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -38,7 +38,7 @@ TESSERA_API ir::Value* emit_atomic_cas(ir::Value* ptr, ir::Value* cmp, ir::Value
 
 template <class T>
 inline constexpr bool atomic_int = std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t> ||
-                                   std::is_same_v<T, std::int64_t>;
+                                   std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::uint64_t>;
 template <class T>
 inline constexpr bool atomic_float = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
@@ -86,12 +86,12 @@ Tile<T> atomic_rmw(const Tile<Pointer<T>>& ptr, const V& val, const Tile<bool>* 
     else                                                                                                   \
       return {};                                                                                           \
   }
-TESSERA_ATOMIC_RMW(atomic_add, Add, "int32_t, uint32_t, int64_t, float, double, half and bfloat16 elements")
-TESSERA_ATOMIC_RMW(atomic_max, Max, "int32_t, uint32_t, int64_t, float and double elements")
-TESSERA_ATOMIC_RMW(atomic_min, Min, "int32_t, uint32_t, int64_t, float and double elements")
-TESSERA_ATOMIC_RMW(atomic_and, And, "int32_t, uint32_t and int64_t elements")
-TESSERA_ATOMIC_RMW(atomic_or, Or, "int32_t, uint32_t and int64_t elements")
-TESSERA_ATOMIC_RMW(atomic_xchg, Xchg, "int32_t, uint32_t, int64_t, float and double elements")
+TESSERA_ATOMIC_RMW(atomic_add, Add, "int32_t, uint32_t, int64_t, uint64_t, float, double, half and bfloat16 elements")
+TESSERA_ATOMIC_RMW(atomic_max, Max, "int32_t, uint32_t, int64_t, uint64_t, float and double elements")
+TESSERA_ATOMIC_RMW(atomic_min, Min, "int32_t, uint32_t, int64_t, uint64_t, float and double elements")
+TESSERA_ATOMIC_RMW(atomic_and, And, "int32_t, uint32_t, int64_t and uint64_t elements")
+TESSERA_ATOMIC_RMW(atomic_or, Or, "int32_t, uint32_t, int64_t and uint64_t elements")
+TESSERA_ATOMIC_RMW(atomic_xchg, Xchg, "int32_t, uint32_t, int64_t, uint64_t, float and double elements")
 #undef TESSERA_ATOMIC_RMW
 
 // Where *ptr == cmp, stores val; returns the old values either way (compare them with cmp to
@@ -100,7 +100,7 @@ template <class T, class C, class V>
 Tile<T> atomic_cas(const Ptr<T>& ptr, const C& cmp, const V& val, Sem sem = Sem::AcqRel, Scope scope = Scope::Gpu,
                    const Loc& loc = Loc::current()) {
   static_assert(detail::atomic_supported<detail::AtomicOp::Cas, T>,
-                "tessera::atomic_cas supports int32_t, uint32_t, int64_t, float and double elements");
+                "tessera::atomic_cas supports int32_t, uint32_t, int64_t, uint64_t, float and double elements");
   static_assert(detail::atomic_value<T, C> && detail::atomic_value<T, V>,
                 "tessera::atomic_cas: cmp and val must be C++ numbers or tiles of the pointee type");
   ir::Value* c = detail::operand_value(cmp, dtype_of<T>, {}, loc);

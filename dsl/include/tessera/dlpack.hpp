@@ -45,7 +45,9 @@ inline DType dlpack_dtype(const DLDataType& t, std::size_t index) {
       break;
     case kDLUInt:
       if (t.bits == 8) return DType::U8;
+      if (t.bits == 16) return DType::U16;
       if (t.bits == 32) return DType::U32;
+      if (t.bits == 64) return DType::U64;
       break;
     case dlpack_bool:
       if (t.bits == 8) return DType::I1;

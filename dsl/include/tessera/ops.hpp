@@ -226,7 +226,7 @@ auto fma(const X& a, const Y& b, const Z& c, const Loc& loc = Loc::current()) {
   ir::Value* vc = detail::operand_value(c, dtype_of<C>, {}, loc);
   return Tile<C>(detail::emit_fma(va, vb, vc, dtype_of<C>, loc), loc);
 }
-// The accumulator type of a dot of T operands: float for half, bfloat16 and float, int32_t for int8_t.
+// The accumulator type of a dot of T operands: float for fp8, half, bfloat16 and float, int32_t for int8_t.
 template <class T>
 using dot_accumulator_t = std::conditional_t<std::is_same_v<T, std::int8_t>, std::int32_t, float>;
 
@@ -239,22 +239,29 @@ enum class InputPrecision { tf32, tf32x3, ieee };
 
 // Matrix product of an M x K and a K x N tile plus an M x N accumulator, as Triton's tl.dot: half
 // or bfloat16 (float accumulator; tensor cores on NVIDIA GPUs), float (float accumulator; tf32
-// tensor cores unless an InputPrecision says otherwise), int8_t (int32_t accumulator, wrapping).
+// tensor cores unless an InputPrecision says otherwise), int8_t (int32_t accumulator, wrapping),
+// float8_e4m3 or float8_e5m2 (float accumulator; exact products: today through f16 tensor-core
+// operands, which hold every fp8 value, not yet sm_90's fp8 wgmma).
 // M, N, K >= 16, powers of two as every tile dim.
+template <class T>
+inline constexpr bool dot_operand =
+    std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float> ||
+    std::is_same_v<T, std::int8_t> || std::is_same_v<T, float8_e4m3> || std::is_same_v<T, float8_e5m2>;
+
 template <class T>
 Tile<dot_accumulator_t<T>> dot(const Tile<T>& a, const Tile<T>& b, const Tile<dot_accumulator_t<T>>& acc,
                                const Loc& loc = Loc::current()) {
-  static_assert(std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float> ||
-                    std::is_same_v<T, std::int8_t>,
-                "tessera::dot takes half, bfloat16, float or int8_t tiles; convert with .to<half>() first");
+  static_assert(dot_operand<T>,
+                "tessera::dot takes half, bfloat16, float, int8_t, float8_e4m3 or float8_e5m2 tiles; convert with "
+                ".to<half>() first");
   return Tile<dot_accumulator_t<T>>(detail::emit_dot(a.ir_value(loc), b.ir_value(loc), acc.ir_value(loc), -1, loc), loc);
 }
 // The same with a zero accumulator.
 template <class T>
 Tile<dot_accumulator_t<T>> dot(const Tile<T>& a, const Tile<T>& b, const Loc& loc = Loc::current()) {
-  static_assert(std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float> ||
-                    std::is_same_v<T, std::int8_t>,
-                "tessera::dot takes half, bfloat16, float or int8_t tiles; convert with .to<half>() first");
+  static_assert(dot_operand<T>,
+                "tessera::dot takes half, bfloat16, float, int8_t, float8_e4m3 or float8_e5m2 tiles; convert with "
+                ".to<half>() first");
   return Tile<dot_accumulator_t<T>>(detail::emit_dot(a.ir_value(loc), b.ir_value(loc), nullptr, -1, loc), loc);
 }
 // A dot of float tiles with its input precision.

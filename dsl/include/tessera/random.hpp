@@ -23,7 +23,8 @@ namespace detail {
 
 template <class T>
 inline constexpr bool is_int32_or_64 =
-    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::int64_t>;
+    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::int64_t> ||
+    std::is_same_v<T, std::uint64_t>;
 
 // The high 32 bits of the 64-bit product of two u32 tiles: both widened to i64 without sign (the
 // product's bits are those of the unsigned product; i64 arithmetic wraps), shifted, truncated.
@@ -79,12 +80,15 @@ template <class X, class Y>
 auto umulhi(const X& a, const Y& b, const Loc& loc = Loc::current()) {
   using C = detail::common_t<X, Y>;
   static_assert(detail::is_int32_or_64<C>,
-                "tessera::umulhi: the operands must be 32- or 64-bit integers (int32_t, uint32_t, int64_t); convert "
+                "tessera::umulhi: the operands must be 32- or 64-bit integers (int32_t, uint32_t, int64_t, uint64_t); convert "
                 "narrower ones with .to<std::uint32_t>()");
   const Tile<C> ta(detail::operand_value(a, dtype_of<C>, {}, loc), loc);
   const Tile<C> tb(detail::operand_value(b, dtype_of<C>, {}, loc), loc);
   if constexpr (std::is_same_v<C, std::int64_t>) {
     return detail::umulhi64(ta, tb, loc);
+  } else if constexpr (std::is_same_v<C, std::uint64_t>) {  // the same bits as i64
+    return detail::umulhi64(ta.template to<std::int64_t>(loc), tb.template to<std::int64_t>(loc), loc)
+        .template to<C>(loc);
   } else {
     return detail::umulhi32(ta.template to<std::uint32_t>(loc), tb.template to<std::uint32_t>(loc), loc)
         .template to<C>(loc);

@@ -28,7 +28,8 @@ TESSERA_API std::vector<ir::Value*> trace_reduce(const std::vector<ir::Value*>& 
 template <class T>
 using sum_type = std::conditional_t<
     std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int16_t>, std::int32_t,
-    std::conditional_t<std::is_same_v<T, bool> || std::is_same_v<T, std::uint8_t>, std::uint32_t, T>>;
+    std::conditional_t<std::is_same_v<T, bool> || std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::uint16_t>,
+                       std::uint32_t, T>>;
 template <class T>
 using scan_type = std::conditional_t<std::is_same_v<T, bfloat16>, float, T>;
 template <class T>

@@ -10,6 +10,7 @@
 #include "tessera/element.hpp"
 #include "tessera/error.hpp"
 #include "tessera/export.hpp"
+#include "tessera/float8.hpp"
 #include "tessera/half.hpp"
 #include "tessera/kernel.hpp"
 #include "tessera/launch.hpp"

@@ -39,6 +39,10 @@ inline DType torch_dtype(at::ScalarType t, std::size_t index) {
     case at::ScalarType::Long: return DType::I64;
     case at::ScalarType::Byte: return DType::U8;
     case at::ScalarType::Bool: return DType::I1;
+#ifdef AT_FORALL_FLOAT8_TYPES  // PyTorch 2.1 and later have the fp8 dtypes
+    case at::ScalarType::Float8_e4m3fn: return DType::F8E4M3;
+    case at::ScalarType::Float8_e5m2: return DType::F8E5M2;
+#endif
     default: break;
   }
   throw LaunchError(argument_label(index) + " is a tensor of dtype " + std::string(c10::toString(t)) +

@@ -1,4 +1,4 @@
-// expect-error: tessera::dot takes half, bfloat16, float or int8_t tiles
+// expect-error: tessera::dot takes half, bfloat16, float, int8_t, float8_e4m3 or float8_e5m2 tiles
 // Must not compile: dot of int32 tiles (no tensor-core or accumulator rule for them).
 // A ctest entry compiles this file and passes when the compiler's output carries the message
 // above (tessera's static_assert), the pattern of the first line.

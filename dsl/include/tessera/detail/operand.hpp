@@ -56,8 +56,14 @@ inline constexpr bool always_false = false;
 // no `type` (a soft substitution failure) when either is not numeric.
 template <class X, class Y, bool DivOrMod>
 struct CommonElement {};
+// fp8 with an integer: Triton's TypeError ("unexpected type"), stopped where the pair is typed
+// (a static_assert in the class body fires when the operator's type is formed).
+#define TESSERA_FP8_WITH_INT_MESSAGE                                                                   \
+  "tessera: an fp8 tile (float8_e4m3 / float8_e5m2) does not combine with an integer (as Triton's " \
+  "TypeError): convert one of them first, e.g. x.to<half>() or i.to<float8_e4m3>()"
 template <Element T, Element U, bool DivOrMod>
 struct CommonElement<Tile<T>, Tile<U>, DivOrMod> {
+  static_assert(!mixes_fp8_with_int(dtype_of<T>, dtype_of<U>), TESSERA_FP8_WITH_INT_MESSAGE);
   using type = promote_t<T, U, DivOrMod>;
 };
 template <Element T, CppScalar S, bool DivOrMod>
@@ -84,10 +90,12 @@ template <class X, class Y>
 struct StrongCommon : CommonElement<X, Y, false> {};
 template <Element T, CppScalar S>
 struct StrongCommon<Tile<T>, S> {
+  static_assert(!mixes_fp8_with_int(dtype_of<T>, scalar_dtype<S>()), TESSERA_FP8_WITH_INT_MESSAGE);
   using type = typename TypeOf<promote_strong<T, S>()>::type;
 };
 template <CppScalar S, Element T>
 struct StrongCommon<S, Tile<T>> {
+  static_assert(!mixes_fp8_with_int(dtype_of<T>, scalar_dtype<S>()), TESSERA_FP8_WITH_INT_MESSAGE);
   using type = typename TypeOf<promote_strong<T, S>()>::type;
 };
 template <class X, class Y>
