@@ -57,6 +57,7 @@ llvm::Value* load_invariant(llvm::IRBuilder<>& b, llvm::Value* base, unsigned of
 
 class AmdgpuTarget final : public lower::Target {
  public:
+  bool runs_inline_asm() const override { return true; }
   explicit AmdgpuTarget(std::string arch) : arch_(std::move(arch)) {
     initialize_amdgpu_once();
     // Made once here only for data_layout(); compile() makes its own machine, because a

@@ -177,6 +177,28 @@ ir::Value* emit_fma(ir::Value* a, ir::Value* b, ir::Value* c, DType compute, con
   return bld.create1(OpKind::Fma, {a, b, c}, ir::Type::scalar(compute).with_shape(shape));
 }
 
+std::vector<ir::Value*> emit_inline_asm(const std::string& assembly, const std::string& constraints, bool pure, int pack,
+                                        std::vector<ir::Value*> args, const std::vector<DType>& result_types,
+                                        const Loc& loc) {
+  if (args.empty()) program_error(loc, "inline_asm_elementwise needs at least one argument tile");
+  Shape shape = args[0]->type.shape;
+  for (ir::Value* a : args) shape = broadcast_shape(shape, a->type.shape, "inline_asm_elementwise", loc);
+  ir::Builder& bld = builder_at(loc);
+  std::vector<ir::Type> operand_types, results;
+  for (ir::Value*& a : args) {
+    a = broadcast(bld, a, shape);
+    operand_types.push_back(a->type);
+  }
+  for (DType d : result_types) results.push_back(ir::Type::scalar(d).with_shape(shape));
+  if (auto p = ir::inline_asm_problem(operand_types, results, constraints, pack); !p.empty()) program_error(loc, p);
+  ir::Op* op = bld.create(OpKind::InlineAsm, std::move(args), results,
+                          {{"asm", assembly}, {"constraints", constraints}, {"pure", std::int64_t{pure ? 1 : 0}},
+                           {"pack", std::int64_t{pack}}});
+  std::vector<ir::Value*> out;
+  for (auto& r : op->results) out.push_back(r.get());
+  return out;
+}
+
 ir::Value* emit_dot(ir::Value* a, ir::Value* b, ir::Value* acc, int input_precision, const Loc& loc) {
   const Shape &sa = a->type.shape, &sb = b->type.shape;
   if (sa.size() != 2 || sb.size() != 2)

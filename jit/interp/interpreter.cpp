@@ -184,6 +184,9 @@ class ProgramRunner {
         return set(op.result(), operand(op, 0));
       case OpKind::Dot: return set(op.result(), eval_dot(op, operand(op, 0), operand(op, 1), operand(op, 2)));
       case OpKind::Select: return set(op.result(), eval_select(op, operand(op, 0), operand(op, 1), operand(op, 2)));
+      case OpKind::InlineAsm:
+        throw ProgramError(fmt::format("inline_asm_elementwise at {}: the interpreter cannot run GPU assembly; launch "
+                                       "this kernel on a GPU (Executor::Cuda or Hip)", op.loc.str()));
       case OpKind::AddPtr: return set(op.result(), eval_addptr(op, operand(op, 0), operand(op, 1)));
       case OpKind::Load:
         return set(op.result(), eval_load(op, mem_, operand(op, 0), optional_operand(op, 1), optional_operand(op, 2)));

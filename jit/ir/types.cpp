@@ -43,6 +43,52 @@ bool is_float_downcast(DType from, DType to) {
   return is_float(from) && is_float(to) && dtype_bits(to) < dtype_bits(from);
 }
 
+AsmRegisters inline_asm_registers(DType d, int pack) {
+  const int bits = dtype_bits(d) == 1 ? 8 : dtype_bits(d);  // an i1 travels as a byte
+  if (bits >= 32) return {pack, bits};
+  const int total = bits * pack;
+  return total <= 32 ? AsmRegisters{1, total} : AsmRegisters{total / 32, 32};
+}
+
+std::string inline_asm_problem(const std::vector<Type>& operands, const std::vector<Type>& results,
+                               const std::string& constraints, std::int64_t pack) {
+  if (pack < 1 || pack > 16 || (pack & (pack - 1)) != 0)
+    return fmt::format("inline_asm_elementwise: pack must be a power of two from 1 to 16, got {}", pack);
+  if (operands.empty() || results.empty())
+    return "inline_asm_elementwise needs at least one argument and one result type";
+  int registers = 0;
+  const Type& first = operands[0];
+  for (const auto* list : {&results, &operands})
+    for (const Type& t : *list) {
+      if (t.is_ptr() || t.dtype == DType::I1)
+        return fmt::format("inline_asm_elementwise takes and gives numbers (not masks or pointers), got {}; convert "
+                           "a mask to int8 first", to_string(t));
+      if (t.shape != first.shape || t.layout != first.layout)
+        return fmt::format("inline_asm_elementwise needs every argument and result of one shape, got {} and {}",
+                           to_string(first), to_string(t));
+      const AsmRegisters r = inline_asm_registers(t.dtype, static_cast<int>(pack));
+      if (r.bits < 32 && r.bits * r.count != dtype_bits(t.dtype) * pack)
+        return fmt::format("inline_asm_elementwise: {} elements of {} do not fill whole 32-bit registers", pack,
+                           dtype_name(t.dtype));
+      registers += r.count;
+    }
+  // LLVM's syntax: one comma-separated entry per register; clobbers (~{...}) come on top.
+  int entries = 0;
+  std::size_t start = 0;
+  while (start <= constraints.size()) {
+    const std::size_t end = std::min(constraints.find(',', start), constraints.size());
+    const std::string entry = constraints.substr(start, end - start);
+    if (entry.empty()) return fmt::format("inline_asm_elementwise: constraints \"{}\" have an empty entry", constraints);
+    if (entry[0] != '~') ++entries;
+    start = end + 1;
+  }
+  if (entries != registers)
+    return fmt::format("inline_asm_elementwise: constraints \"{}\" name {} registers; {} results and {} arguments at "
+                       "pack {} need {} (an element narrower than 32 bits packs into 32-bit registers)",
+                       constraints, entries, results.size(), operands.size(), pack, registers);
+  return "";
+}
+
 bool is_unsigned(DType d) {
   return d == DType::U8 || d == DType::U16 || d == DType::U32 || d == DType::U64 || d == DType::I1;
 }

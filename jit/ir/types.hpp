@@ -23,6 +23,13 @@ bool is_fp8(DType d);              // F8E4M3, F8E5M2: stored as bytes, computed 
 bool is_int(DType d);              // includes I1 and the unsigned types
 bool is_unsigned(DType d);         // U8, U16, U32, U64 and I1 (a mask compares as unsigned)
 bool is_float_downcast(DType from, DType to);  // float to a narrower float (f32 -> f16, f64 -> bf16, ...)
+// inline_asm (ops.def): how many registers hold `pack` elements of type d, and each one's width
+// in bits. Narrower than 32 bits: packed into 32-bit registers (one narrower register when all of
+// them fit in less); 32 bits or wider: one register per element.
+struct AsmRegisters {
+  int count, bits;
+};
+AsmRegisters inline_asm_registers(DType d, int pack);
 
 // Triton's limits on a tile: at most 2^20 elements, every dim a power of two (the layouts split
 // dims among threads and warps by halving). The parser, the verifier and the DSL tracer all check
@@ -71,6 +78,11 @@ struct Type {
 
 std::string to_string(const Type& t);
 std::string to_string(const Layout& l);
+
+// What is wrong with an inline_asm of these operand and result types, constraints and pack, or ""
+// (shared by the DSL, which names the user's line, and the verifier).
+std::string inline_asm_problem(const std::vector<Type>& operands, const std::vector<Type>& results,
+                               const std::string& constraints, std::int64_t pack);
 
 // "" when `from` bitcasts to `to` (ops.def `bitcast`: same shape and layout; a pointer to a
 // pointer, or a number to a number of its width, i1 excluded); else the problem, in words. The

@@ -223,6 +223,20 @@ std::string fma_rule(const Op& op) {
   return "";
 }
 
+// inline_asm {asm, constraints, pure, pack}(x...) -> (r...): ops.def.
+std::string inline_asm_rule(const Op& op) {
+  for (const char* name : {"asm", "constraints"})
+    if (!op.has_attr(name) || !std::holds_alternative<std::string>(op.attrs.at(name)))
+      return fmt::format("inline_asm needs a string attribute '{}'", name);
+  for (const char* name : {"pure", "pack"})
+    if (!op.has_attr(name) || !std::holds_alternative<std::int64_t>(op.attrs.at(name)))
+      return fmt::format("inline_asm needs an integer attribute '{}'", name);
+  std::vector<Type> operands, results;
+  for (const Value* v : op.operands) operands.push_back(v->type);
+  for (const auto& r : op.results) results.push_back(r->type);
+  return inline_asm_problem(operands, results, op.string_attr("constraints"), op.int_attr("pack"));
+}
+
 // dot(a <MxK>, b <KxN>, acc <MxN>) -> acc's type; element types as ops.def says.
 std::string dot_rule(const Op& op) {
   const Type &a = operand_type(op, 0), &b = operand_type(op, 1), &acc = operand_type(op, 2);
@@ -483,6 +497,7 @@ std::string type_rule_problem(const Op& op) {
     case OpKind::Select: return select_rule(op);
     case OpKind::Fma: return fma_rule(op);
     case OpKind::Dot: return dot_rule(op);
+    case OpKind::InlineAsm: return inline_asm_rule(op);
     case OpKind::AddPtr: return addptr_rule(op);
     case OpKind::For: return for_rule(op);
     case OpKind::If: return if_rule(op);

@@ -220,6 +220,7 @@ void KernelLowering::lower_op(const Op& op) {
     case OpKind::Reduce: return lower_reduce(op);
     case OpKind::Scan: return lower_scan(op);
     case OpKind::Dot: return lower_dot(op);
+    case OpKind::InlineAsm: return lower_inline_asm(op);
     case OpKind::Yield: return;  // read by the parent op
     case OpKind::Return: b_.CreateRetVoid(); return;
     default: return lower_elementwise(op);

@@ -109,6 +109,7 @@ class KernelLowering {
 
   // dot (lower_dot.cpp): operands staged in shared memory, then wgmma, mma.sync or fma loops.
   void lower_dot(const ir::Op& op);
+  void lower_inline_asm(const ir::Op& op);  // lower_inline_asm.cpp
   // How a dot operand tile lies in shared memory (lower_wgmma.cpp): row-major with padded rows
   // (swizzle 0: mma.sync and fma loops), or wgmma's canonical layout: `contiguous_dim` stored
   // contiguously in swizzled blocks of `swizzle` bytes, A's rows permuted for the warpgroups.

@@ -163,6 +163,8 @@ class Target {
   // with `args` (i32, i64 or double values) by this thread. The default cannot (AMD: hostcall
   // printf is not wired yet); lower_print refuses the op, naming its line, before calling print.
   virtual bool can_print() const { return false; }
+  // Whether the target runs inline assembly (inline_asm: PTX, AMDGCN); the host targets do not.
+  virtual bool runs_inline_asm() const { return false; }
   virtual void print(llvm::IRBuilder<>& b, const std::string& format, const std::vector<llvm::Value*>& args) const;
 
   // A failed check (device_assert, a debug-mode overflow): this thread prints `format` with `args`

@@ -245,8 +245,13 @@ class LayoutAssigner {
       set_layout(op.result(), *a);
     else if (op.kind == OpKind::Load && op.result()->type.is_tile())
       set_layout(op.result(), load_layout(op));
-    else if (op.kind != OpKind::For && op.kind != OpKind::If && op.kind != OpKind::DoWhile && op.kind != OpKind::Reduce &&
-             op.kind != OpKind::Scan)
+    else if (op.kind == OpKind::InlineAsm) {
+      // One layout for every result: the assembly computes them together, slot by slot.
+      auto it = requested_.find(op.result());
+      const Layout l = !op.result()->type.is_tile() ? Layout{} : it != requested_.end() ? it->second : default_for(op.result());
+      for (auto& r : op.results) set_layout(r.get(), l);
+    } else if (op.kind != OpKind::For && op.kind != OpKind::If && op.kind != OpKind::DoWhile && op.kind != OpKind::Reduce &&
+               op.kind != OpKind::Scan)
       for (auto& r : op.results) {
         auto it = requested_.find(r.get());
         set_layout(r.get(), it != requested_.end() ? it->second : (r->type.is_tile() ? default_for(r.get()) : Layout{}));

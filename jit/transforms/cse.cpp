@@ -18,7 +18,8 @@ bool is_candidate(const Op& op) {
   if (!op.regions.empty()) return false;
   // Memory ops (loads, stores, atomics) read or write state that changes between two of them:
   // two identical atomics are two updates, never one.
-  return op.info().category != OpCategory::Memory && op.kind != OpKind::Yield && op.kind != OpKind::Return;
+  return op.info().category != OpCategory::Memory && op.kind != OpKind::Yield && op.kind != OpKind::Return &&
+         !is_impure_asm(op);
 }
 
 bool commutes(OpKind k) {

@@ -5,16 +5,19 @@
 namespace tessera::transforms {
 using namespace ir;
 
+bool is_impure_asm(const Op& op) { return op.kind == OpKind::InlineAsm && op.int_attr("pure") == 0; }
+
 bool is_pure_compute(const ir::Op& op) {
-  if (!op.regions.empty() || op.results.empty()) return false;
+  if (!op.regions.empty() || op.results.empty() || is_impure_asm(op)) return false;
   return op.info().category != ir::OpCategory::Memory && op.info().category != ir::OpCategory::Control;
 }
 
 bool writes_or_orders_memory(const Op& op) {
   // An atomic writes memory even when its returned old value is unused; a barrier orders it; a
-  // print writes the output, in program order; an assert may stop the launch.
+  // print writes the output, in program order; an assert may stop the launch; inline assembly that
+  // is not pure may do any of these.
   return op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas ||
-         op.kind == OpKind::DebugBarrier || op.kind == OpKind::Print || op.kind == OpKind::Assert;
+         op.kind == OpKind::DebugBarrier || op.kind == OpKind::Print || op.kind == OpKind::Assert || is_impure_asm(op);
 }
 
 bool has_side_effects(const Op& op) {

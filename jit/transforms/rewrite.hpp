@@ -14,6 +14,8 @@ bool writes_or_orders_memory(const ir::Op& op);
 // return, yield, writes_or_orders_memory, or a for/if/do_while whose regions hold one: ops that
 // must stay even unused.
 bool has_side_effects(const ir::Op& op);
+// An inline_asm whose assembly may have effects (pure = 0): never merged, moved or removed.
+bool is_impure_asm(const ir::Op& op);
 // An op that computes its results from its operands alone (no memory access, no regions): free to
 // move anywhere its operands are defined and its results are not yet used.
 bool is_pure_compute(const ir::Op& op);

@@ -3,7 +3,8 @@
 // on the host in plain C++ from those semantics (conformance.hpp: the harness, what a case is,
 // the closing "conformance: N passed, M failed, K deliberately different" line).
 //
-// Covered (element types i8 i16 i32 i64 u8 u32 f16 bf16 f32 f64; inputs: each type's edge values,
+// Covered (element types i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64, and fp8 in fp8_test.cpp;
+// inputs: each type's edge values,
 // NaN, ±0, ±inf, smallest and largest subnormals and normals, INT_MIN, INT_MAX, wrapping values):
 // - binary_ops.hpp: + - * / % & | ^ << >> minimum maximum (both NaN modes) == != < <= > >= on
 //   every pair of types, in Triton's promoted type (semantic.py's computation_type_impl), bit

@@ -4,6 +4,7 @@
 // and their misuse errors, which name the user's line.
 #include "host_test_util.hpp"
 #include "tests/common/capture_output.hpp"
+#include "tests/common/inline_asm_kernels.hpp"
 #include "tests/common/language_reference.hpp"
 
 using namespace host_test;
@@ -554,4 +555,14 @@ TEST_CASE("Rounding::rtz on a conversion that is not a float downcast is an erro
   REQUIRE_THROWS_WITH((k[{.grid = {1}, .executor = ts::Executor::Interpreter}](p, q)),
                       Catch::Contains("host_language_test.cpp:" + std::to_string(line)) &&
                           Catch::Contains("applies to float downcasts") && Catch::Contains("not i32 to f16"));
+}
+
+TEST_CASE("the host targets refuse inline GPU assembly with a ProgramError naming the line", "[host][language][inline_asm]") {
+  auto kernel = tessera::test::inline_asm_kernels::make_packed_bytes();
+  for (ts::Executor e : {ts::Executor::Host, ts::Executor::Host64}) {
+    auto in = ts::Buffer<std::uint8_t>::from_host(std::vector<std::uint8_t>(64, 1), e);
+    ts::Buffer<std::uint8_t> out(64, e);
+    auto launch = [&] { kernel[{.grid = {1}, .meta = {{"BLOCK", 64}}, .executor = e}](in, out, 64); };
+    REQUIRE_THROWS_WITH(launch(), Catch::Contains("cannot run GPU assembly") && Catch::Contains("inline_asm_kernels.hpp"));
+  }
 }

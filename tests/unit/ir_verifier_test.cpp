@@ -310,3 +310,31 @@ TEST_CASE("verifier: dot shapes, element types and sizes", "[ir][verifier][dot]"
   rejects(tiles + "  %3 = dot %0, %1, %2 {input_precision = \"tf32\"} : <16x16xf32>\n  return\n",
           "'dot' input_precision applies to f32 operands only, got f16 operands");
 }
+
+TEST_CASE("verifier: inline_asm takes numbers of one shape and one constraint per register", "[ir][verifier][inline_asm]") {
+  auto m = parse_module(R"(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
+  %0 = arange {start = 0, end = 64} : <64xi32>
+  %1 = cast %0 : <64xu8>
+  %2 = inline_asm %1 {asm = "and.b32 $0, $1, 0x1F1F1F1F;", constraints = "=r,r", pack = 4, pure = 1} : <64xu8>
+  %3, %4 = inline_asm %0, %1 {asm = "mov.b32 $0, $1;", constraints = "=r,=r,r,r,~{memory}", pack = 1, pure = 0} : <64xi32>, <64xf32>
+  return
+}
+)", "ok.tir");
+  CHECK_NOTHROW(verify(*m));
+  const std::string text = print(*m);
+  CHECK(print(*parse_module(text, "again.tir")) == text);
+  const std::string tile = "  %0 = arange {start = 0, end = 64} : <64xi32>\n";
+  rejects(tile + "  %1 = inline_asm %0 {asm = \"x\", constraints = \"=r,r,r\", pack = 1, pure = 1} : <64xi32>\n  return\n",
+          "constraints \"=r,r,r\" name 3 registers; 1 results and 1 arguments at pack 1 need 2");
+  rejects(tile + "  %1 = inline_asm %0 {asm = \"x\", constraints = \"=r,r\", pack = 3, pure = 1} : <64xi32>\n  return\n",
+          "pack must be a power of two from 1 to 16, got 3");
+  rejects(tile + "  %1 = inline_asm %0 {constraints = \"=r,r\", pack = 1, pure = 1} : <64xi32>\n  return\n",
+          "inline_asm needs a string attribute 'asm'");
+  rejects(tile + "  %1 = inline_asm %0 {asm = \"x\", constraints = \"=r,r\", pack = 1, pure = 1} : <32xi32>\n  return\n",
+          "needs every argument and result of one shape");
+  rejects("  %1 = inline_asm %p {asm = \"x\", constraints = \"=r,l\", pack = 1, pure = 1} : i32\n  return\n",
+          "takes and gives numbers (not masks or pointers)");
+  // 2 bytes per instance: one 16-bit register each way.
+  rejects(tile + "  %1 = cast %0 : <64xi8>\n  %2 = inline_asm %1 {asm = \"x\", constraints = \"=r,r,r\", pack = 2, pure = 1} : <64xi8>\n  return\n",
+          "name 3 registers; 1 results and 1 arguments at pack 2 need 2");
+}

@@ -12,6 +12,7 @@
 #include "tessera/export.hpp"
 #include "tessera/float8.hpp"
 #include "tessera/half.hpp"
+#include "tessera/inline_asm.hpp"
 #include "tessera/kernel.hpp"
 #include "tessera/launch.hpp"
 #include "tessera/ops.hpp"

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <source_location>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -70,6 +71,10 @@ TESSERA_API ir::Value* emit_unary(UnOp op, ir::Value* a, const Loc& loc);
 // pow(a, b) and fma(a, b, c): operands cast to `compute` (a float type) and broadcast together.
 TESSERA_API ir::Value* emit_pow(ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
 TESSERA_API ir::Value* emit_fma(ir::Value* a, ir::Value* b, ir::Value* c, DType compute, const Loc& loc);
+// inline_asm_elementwise (ops.def inline_asm): args broadcast to one shape; one result per type.
+TESSERA_API std::vector<ir::Value*> emit_inline_asm(const std::string& assembly, const std::string& constraints,
+                                                    bool pure, int pack, std::vector<ir::Value*> args,
+                                                    const std::vector<DType>& result_types, const Loc& loc);
 // dot(a, b, acc): acc + a·b (ops.def); acc null means zeros of the accumulator type a's type gets
 // (f32 for float operands, i32 for i8).
 // input_precision: an InputPrecision as int for f32 operands, -1 for the default (tf32).
