@@ -348,6 +348,40 @@ void run_dot() {
     }
 }
 
+// sum and max of fp8 rows: sums keep the fp8 type (Triton's _pick_sum_dtype), computed in f32 and
+// rounded per step; the inputs (0, 1 and 0.5 for e4m3) make every partial sum exact in either
+// format, so any reduction order gives the exact sum. max of a type narrower than 32 bits is f32.
+template <class F>
+void run_reductions() {
+  auto kernel = ts::kernel("conformance_fp8_reduce", [](ts::Ptr<F> a, ts::Ptr<F> sums, ts::Ptr<float> maxes) {
+    const auto r = ts::arange(0, 16), c = ts::arange(0, 8);
+    const auto x = ts::load(a + r.col() * 8 + c.row());
+    static_assert(std::is_same_v<typename decltype(ts::sum(x, 1))::element_type, F>);
+    ts::store(sums + r, ts::sum(x, 1));
+    ts::store(maxes + r, ts::max(x, 1));
+  });
+  std::vector<F> xs(128);
+  const long double half = std::is_same_v<F, ts::float8_e4m3> ? 0.5L : 1.0L;
+  for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = from_code<F>(encode<F>(static_cast<long double>((i * 7 + i / 8) % 3) * half));
+  Case c(std::string("sum and max of ") + name_of<F>() + " rows");
+  auto da = device_buffer(xs);
+  ts::Buffer<F> dsum(16, executor());
+  ts::Buffer<float> dmax(16, executor());
+  kernel[{.grid = {1}, .meta = {{"BLOCK", 16}, {"OP", 0}}, .executor = executor()}](da, dsum, dmax);
+  const auto sums = dsum.to_host();
+  const auto maxes = dmax.to_host();
+  for (int i = 0; i < 16; ++i) {
+    long double sum = 0, max = -INFINITY;
+    for (int j = 0; j < 8; ++j) {
+      const long double v = decode<F>(xs[static_cast<std::size_t>(i * 8 + j)].bits);
+      sum += v;
+      max = std::max(max, v);
+    }
+    c.check_value(sums[static_cast<std::size_t>(i)], from_code<F>(encode<F>(sum)), "row " + std::to_string(i) + " sum");
+    c.check_value(maxes[static_cast<std::size_t>(i)], static_cast<float>(max), "row " + std::to_string(i) + " max");
+  }
+}
+
 template <class F>
 void run_format() {
   run_upcast<F, float>();
@@ -370,6 +404,7 @@ void run_format() {
   for (Fp8Op op : {Add, Sub, Mul, Div, Min, Max, Lt, Eq, Ne, Neg, Abs}) run_arith<F>(op);
   run_scalar_operands<F>();
   run_dot<F>();
+  run_reductions<F>();
 }
 
 }  // namespace
