@@ -52,7 +52,7 @@ To cast_elem(From v) {
       return F16{f16_from_double(int_to_double_sticky(v))};
     } else if constexpr (std::is_same_v<To, BF16>) {
       return BF16{bf16_from_double(int_to_double_sticky(v))};
-    } else if constexpr (std::is_same_v<To, F8E4M3> || std::is_same_v<To, F8E5M2>) {
+    } else if constexpr (is_fp8_storage_v<To>) {
       return f8_from_double<To>(int_to_double_sticky(v));
     } else {
       return static_cast<To>(v);  // the hardware conversion rounds once, to nearest even
@@ -65,7 +65,7 @@ To cast_elem(From v) {
       return F16{f16_from_double(c)};
     } else if constexpr (std::is_same_v<To, BF16>) {
       return BF16{bf16_from_double(c)};
-    } else if constexpr (std::is_same_v<To, F8E4M3> || std::is_same_v<To, F8E5M2>) {
+    } else if constexpr (is_fp8_storage_v<To>) {
       return f8_from_double<To>(c);
     } else {
       return static_cast<To>(c);

@@ -1,4 +1,4 @@
-// f16, bf16 and fp8 as the interpreter stores them: raw 16-bit patterns, converted to and from wider
+// f16, bf16 and fp8 as the interpreter stores them: raw 16- and 8-bit patterns, converted to and from wider
 // floats with IEEE round-to-nearest-even (the rounding every GPU applies after each f16/bf16 op).
 #pragma once
 #include <bit>
@@ -14,6 +14,9 @@ struct F16 { std::uint16_t bits; };
 struct BF16 { std::uint16_t bits; };
 struct F8E4M3 { std::uint8_t bits; };
 struct F8E5M2 { std::uint8_t bits; };
+
+template <class T>
+inline constexpr bool is_fp8_storage_v = std::is_same_v<T, F8E4M3> || std::is_same_v<T, F8E5M2>;
 
 // fp8 through the one codec (tessera/float8.hpp): exact upcasts, saturating single roundings.
 inline float f8_to_float(F8E4M3 v) { return detail::float8_to_float(v.bits, detail::kE4M3); }

@@ -81,8 +81,7 @@ decltype(auto) visit_dtype(DType d, F&& f) {
 
 template <class T>
 inline constexpr bool is_float_storage_v =
-    std::is_floating_point_v<T> || std::is_same_v<T, F16> || std::is_same_v<T, BF16> || std::is_same_v<T, F8E4M3> ||
-    std::is_same_v<T, F8E5M2>;
+    std::is_floating_point_v<T> || std::is_same_v<T, F16> || std::is_same_v<T, BF16> || is_fp8_storage_v<T>;
 
 // The type arithmetic is done in: f16/bf16/fp8 compute in float and round back after every op.
 template <class T> struct ComputeOf { using type = T; };

@@ -27,7 +27,7 @@ void map_elems(const Tile& a, Tile& out, Fn fn) {
 // ordered as their bits). Beyond the largest finite value this gives that value; NaN stays NaN.
 template <class To, class From>
 To cast_toward_zero(From x) {
-  if constexpr (std::is_same_v<To, F8E4M3> || std::is_same_v<To, F8E5M2>) {
+  if constexpr (is_fp8_storage_v<To>) {
     // fp8 saturates (ops.def): its codec truncates and clamps in one step.
     return f8_from_double<To>(static_cast<double>(to_compute(x)), /*toward_zero=*/true);
   } else {
