@@ -267,6 +267,7 @@ class NvptxTarget final : public lower::Target {
 
   // NVPTX's syncscope names (NVPTXUtilities: "block", "cluster", "device"; "" is .sys).
   bool can_fail_checks() const override { return true; }
+  bool checks_bounds_in_kernel() const override { return true; }
   bool runs_inline_asm() const override { return true; }
   // The line through vprintf, then CUDA's device assert: __assertfail(message, file, line,
   // function, char size), the system call behind assert() in CUDA C++, which the driver reports

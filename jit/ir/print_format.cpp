@@ -78,6 +78,12 @@ std::string failure_line_format(std::string_view text, const Type& t) {
   return kPidFormat + (t.is_tile() ? index_format(t, /*padded=*/false) : std::string()) + escaped(text) + "\n";
 }
 
+std::string bounds_failure_format(const Type& t, std::string_view access, std::string_view argument,
+                                  std::string_view where) {
+  return kPidFormat + (t.is_tile() ? index_format(t, /*padded=*/false) : std::string()) + " " + escaped(access) +
+         " out of bounds of " + escaped(argument) + " (byte offset %lld, extent %llu) at " + escaped(where) + "\n";
+}
+
 std::string assert_failure_text(std::string_view where, std::string_view message) {
   return fmt::format(" device_assert at {} failed: {}", where, message);
 }

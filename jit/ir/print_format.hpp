@@ -38,6 +38,11 @@ std::string print_prefix_problem(std::string_view prefix);
 // escaped).
 // The arguments: the three program ids and the failing element's index per dim.
 std::string failure_line_format(std::string_view text, const Type& t);
+// The line of a failed bounds check of debug mode: "pid (%d, %d, %d)", " idx (%d, ...)" for a tile,
+// then " ACCESS out of bounds of ARGUMENT (byte offset %lld, extent %llu) at WHERE". The arguments:
+// the three program ids, the element's index per dim, the offset (i64) and the extent (i64).
+std::string bounds_failure_format(const Type& t, std::string_view access, std::string_view argument,
+                                  std::string_view where);
 // What a failed device_assert says after the index: " device_assert at FILE:LINE failed: MESSAGE".
 std::string assert_failure_text(std::string_view where, std::string_view message);
 // Why `message` cannot be a device_assert message ("" when it can): printable ASCII only.

@@ -130,6 +130,7 @@ void KernelLowering::lower_atomic(const Op& op) {
   for (std::size_t s = 0; s < ptrs.size(); ++s) {
     llvm::Value* pred = owner;
     if (mask) pred = pred ? b_.CreateAnd(pred, (*mask)[s]) : (*mask)[s];
+    check_bounds(op, "atomic", op.operands[0]->type, static_cast<std::int64_t>(s), ptrs[s], ir::dtype_bytes(d), pred);
     if (!pred) {
       old[s] = emit(s);
       continue;

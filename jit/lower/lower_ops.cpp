@@ -384,6 +384,8 @@ void KernelLowering::lower_load(const Op& op) {
     const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(res->type.dtype));
     llvm::Type* vty = w == 1 ? elem : llvm::FixedVectorType::get(elem, w);
     auto to_memory = [&](llvm::Value* v) { return is_bool ? b_.CreateZExt(v, elem) : v; };
+    for (const I k : g)  // each element, so that a failure names the element, not its vector's first
+      check_bounds(op, "load", op.operands[0]->type, k, ptrs[k], ir::dtype_bytes(res->type.dtype), mask ? (*mask)[k] : nullptr);
     llvm::Value* loaded;
     if (!mask && hints.empty()) {
       loaded = b_.CreateAlignedLoad(vty, ptrs[g[0]], llvm::MaybeAlign(align));
@@ -422,6 +424,9 @@ void KernelLowering::lower_store(const Op& op) {
       v = llvm::PoisonValue::get(llvm::FixedVectorType::get(v->getType(), w));
       for (int i = 0; i < w; ++i) v = b_.CreateInsertElement(v, to_memory(vals[g[i]]), b_.getInt32(i));
     }
+    for (const I k : g)
+      check_bounds(op, "store", op.operands[0]->type, k, ptrs[k], ir::dtype_bytes(op.operands[1]->type.dtype),
+                   mask ? (*mask)[k] : nullptr);
     if (mask || !hints.empty())
       target_.predicated_store(b_, v, ptrs[g[0]], mask ? (*mask)[g[0]] : b_.getTrue(), align, hints);
     else

@@ -36,6 +36,7 @@ std::unique_ptr<llvm::Module> KernelLowering::run() {
     b_.setFastMathFlags(contract);
   }
   lower_block(m_.entry());
+  finish_bounds_checks();
   if (dib_) dib_->finalize();
   std::string err;
   llvm::raw_string_ostream os(err);
@@ -91,6 +92,12 @@ void KernelLowering::declare_kernel() {
     // i1 travels as a byte: kernel parameters are byte-addressed.
     params.push_back(a->type.dtype == DType::I1 ? b_.getInt8Ty() : scalar_type(a->type));
   }
+  // Debug mode's bounds checks: one hidden extent (i64 bytes) per pointer argument, after them all
+  // (Target::checks_bounds_in_kernel; the launch appends them in this order).
+  const std::size_t num_user_params = params.size();
+  if (checks_bounds())
+    for (const auto& a : m_.entry().args)
+      if (a->type.dtype == DType::Ptr) params.push_back(b_.getInt64Ty());
   auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, kernel_symbol(m_.name), module_.get());
   target_.mark_kernel(fn_, num_threads_);
@@ -128,6 +135,12 @@ void KernelLowering::declare_kernel() {
     v->setName(a->name_hint.empty() ? fmt::format("arg{}", i) : a->name_hint);
     if (a->type.dtype == DType::I1) v = b_.CreateTrunc(v, b_.getInt1Ty());
     set(a, {v});
+  }
+  extents_.assign(m_.entry().args.size(), nullptr);
+  for (std::size_t i = 0, hidden = num_user_params; hidden < params.size(); ++i) {
+    if (m_.entry().args[i]->type.dtype != DType::Ptr) continue;
+    extents_[i] = fn_->getArg(static_cast<unsigned>(hidden++));
+    extents_[i]->setName(fn_->getArg(static_cast<unsigned>(i))->getName() + ".extent");
   }
 }
 

@@ -169,6 +169,26 @@ class KernelLowering {
   // a op b with its signed-overflow bit: {result, overflowed}.
   std::pair<llvm::Value*, llvm::Value*> checked_binary(ir::OpKind k, llvm::Value* a, llvm::Value* b);
 
+  // Debug mode's bounds checks of global accesses (lower_bounds.cpp), where the target makes them
+  // in the kernel (Target::checks_bounds_in_kernel). check_bounds marks, at the builder, an access
+  // of `bytes` bytes at `ptr` by the threads where `active` holds (null: all), element k of the
+  // accessed tile (or scalar) of type `t`; finish_bounds_checks builds the checks once the function
+  // is whole, when the origin of every pointer (through loop-carried phis) is known.
+  bool checks_bounds() const { return options_.debug && target_.checks_bounds_in_kernel(); }
+  void check_bounds(const ir::Op& op, const char* access, const ir::Type& t, std::int64_t k, llvm::Value* ptr,
+                    std::int64_t bytes, llvm::Value* active);
+  void finish_bounds_checks();
+  struct BoundsSite {
+    llvm::CallInst* marker;  // a call of the placeholder tessera.bounds(ptr, active)
+    const char* access;      // "load", "store", "atomic"
+    std::int64_t bytes;
+    ir::SourceLoc loc;
+    ir::Type type;
+    std::vector<llvm::Value*> coords;  // the element's index, for the failure line
+  };
+  std::vector<BoundsSite> bounds_sites_;
+  std::vector<llvm::Value*> extents_;  // per kernel argument: its hidden extent parameter, or null
+
   // Atomics (lower_atomics.cpp).
   void lower_atomic(const ir::Op& op);
   llvm::Value* owner_predicate(const ir::Type& t);  // null: every thread owns its elements

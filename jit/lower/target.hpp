@@ -176,6 +176,13 @@ class Target {
     int line = 0;
   };
   virtual bool can_fail_checks() const { return false; }
+  // Debug mode's bounds checks of global memory accesses in the kernel itself: the kernel takes
+  // each pointer argument's extent in bytes as a hidden i64 parameter after the user's (in the
+  // order of the pointer arguments; the launch appends them, UINT64_MAX where the size is not
+  // known) and checks every access whose address derives from one argument against it
+  // (lower_bounds.cpp). NVIDIA does; the host targets check every access in their own
+  // instrumentation (host_checks_target.cpp); AMD cannot fail checks yet.
+  virtual bool checks_bounds_in_kernel() const { return false; }
   virtual void fail_check(llvm::IRBuilder<>& b, const std::string& format, const std::vector<llvm::Value*>& args,
                           const CheckSite& site) const;
 

@@ -191,6 +191,7 @@ std::unique_ptr<Compiled> build_gpu(const detail::KernelDef& def, Executor ex, c
   }
   times.load = clock.lap();
   c->num_threads = static_cast<unsigned>(meta_int(b.entry, "num_threads"));
+  c->takes_extents = cuda && debug_checks(opts.compile);
   ResourceReport& r = c->resources;
   r.kernel = def.name;
   r.target = target;

@@ -30,6 +30,9 @@ struct Compiled {
   hip::hipModule_t hip_module = nullptr;
   std::shared_ptr<void> host_kernel;       // host targets: the host executor's handle
   unsigned num_threads = 0, shared_bytes = 0;
+  // Debug mode on NVIDIA (lower::Target::checks_bounds_in_kernel): the kernel takes each pointer
+  // argument's extent in bytes after the user's arguments; the launch appends them.
+  bool takes_extents = false;
   ResourceReport resources;
 };
 

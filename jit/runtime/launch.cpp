@@ -175,13 +175,24 @@ Compiled& find_or_build(KernelState& state, const std::vector<std::int64_t>& key
   return *slot->compiled;
 }
 
-// Kernel parameters as the drivers want them: an array of pointers to each value's bytes.
+// Kernel parameters as the drivers want them: an array of pointers to each value's bytes; with
+// `extents` (Compiled::takes_extents), each pointer argument's size in bytes after them all,
+// UINT64_MAX where it is not known (a raw pointer: not checked).
 struct ParamBuffer {
   std::vector<std::uint64_t> slots;
   std::vector<void*> ptrs;
-  void** fill(const detail::KernelDef& def, std::span<const ArgValue> args) {
-    slots.assign(args.size(), 0);
-    ptrs.resize(args.size());
+  void** fill(const detail::KernelDef& def, std::span<const ArgValue> args, bool extents = false) {
+    std::size_t count = args.size();
+    if (extents)
+      for (const auto& spec : def.args) count += spec.dtype == DType::Ptr ? 1 : 0;
+    slots.assign(count, 0);
+    ptrs.resize(count);
+    for (std::size_t i = 0, hidden = args.size(); extents && i < args.size(); ++i) {
+      if (def.args[i].dtype != DType::Ptr) continue;  // in the kernel's order (lower::declare_kernel)
+      slots[hidden] = args[i].sized ? static_cast<std::uint64_t>(args[i].bytes) : ~std::uint64_t{0};
+      ptrs[hidden] = &slots[hidden];
+      ++hidden;
+    }
     for (std::size_t i = 0; i < args.size(); ++i) {
       const ArgValue& a = args[i];
       DType d = def.args[i].dtype;
@@ -345,7 +356,8 @@ void launch_unguarded(KernelDef& def, const LaunchOptions& opts, std::span<const
     ++g_launches;
     thread_local ParamBuffer params;
     on_device.driver().launch(cuda_function(c, on_device.device()), {g3[0], g3[1], g3[2]}, {c.num_threads, 1, 1},
-                              c.shared_bytes, static_cast<cuda::CUstream>(opts.stream), params.fill(def, args));
+                              c.shared_bytes, static_cast<cuda::CUstream>(opts.stream),
+                              params.fill(def, args, c.takes_extents));
     return;
   }
   const Compiled* c = &specialization(def, ex, opts, args);
