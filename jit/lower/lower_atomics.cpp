@@ -125,12 +125,17 @@ void KernelLowering::lower_atomic(const Op& op) {
 
   const bool release = requested == llvm::AtomicOrdering::Release || requested == llvm::AtomicOrdering::AcquireRelease;
   const bool acquire = requested == llvm::AtomicOrdering::Acquire || requested == llvm::AtomicOrdering::AcquireRelease;
+  // Which threads access each element: its owner, where the mask holds (null: all).
+  Elems preds(ptrs.size(), nullptr);
+  for (std::size_t s = 0; s < ptrs.size(); ++s) {
+    preds[s] = owner;
+    if (mask) preds[s] = owner ? b_.CreateAnd(owner, (*mask)[s]) : (*mask)[s];
+  }
+  check_bounds(op, "atomic", op.operands[0]->type, ptrs, owner || mask ? &preds : nullptr, ir::dtype_bytes(d));
   if (release) b_.CreateFence(llvm::AtomicOrdering::Release, scope);
   Elems old(ptrs.size());
   for (std::size_t s = 0; s < ptrs.size(); ++s) {
-    llvm::Value* pred = owner;
-    if (mask) pred = pred ? b_.CreateAnd(pred, (*mask)[s]) : (*mask)[s];
-    check_bounds(op, "atomic", op.operands[0]->type, static_cast<std::int64_t>(s), ptrs[s], ir::dtype_bytes(d), pred);
+    llvm::Value* pred = preds[s];
     if (!pred) {
       old[s] = emit(s);
       continue;

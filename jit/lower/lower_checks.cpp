@@ -25,21 +25,47 @@ void KernelLowering::report_failures(const ir::Type& t, const Elems& failed, con
     throw Error(fmt::format("a check at {} ('{}'): checks in kernel code (device_assert, debug mode) are not supported "
                             "when compiling for {} yet; compile without debug mode",
                             loc.str(), message, target_.name()));
-  const std::string format = ir::failure_line_format(text, t);
-  const Target::CheckSite site{.message = message, .file = loc.file, .function = m_.name, .line = loc.line};
-  std::vector<llvm::Value*> pid;
-  for (int axis = 0; axis < 3; ++axis) pid.push_back(target_.program_id(b_, axis));
   // A replicated element is checked by its owner only, as print does (a scalar: thread 0).
   llvm::Value* owner = owner_predicate(t);
+  Elems fails;
+  std::vector<std::vector<llvm::Value*>> coords;
   for (std::size_t k = 0; k < failed.size(); ++k) {
-    llvm::Value* fails = owner ? b_.CreateAnd(owner, failed[k]) : failed[k];
-    only_where(fails, [&] {
-      std::vector<llvm::Value*> args = pid;
-      if (t.is_tile())
-        for (llvm::Value* c : element_coords(t, static_cast<std::int64_t>(k))) args.push_back(c);
-      target_.fail_check(b_, format, args, site);
-    });
+    fails.push_back(owner ? b_.CreateAnd(owner, failed[k]) : failed[k]);
+    coords.push_back(t.is_tile() ? element_coords(t, static_cast<std::int64_t>(k)) : std::vector<llvm::Value*>{});
   }
+  const FirstFailure first = first_failure(fails, coords);
+  only_where(first.any, [&] {
+    fail_check_with_pid(b_, ir::failure_line_format(text, t), first.values,
+                        {.message = message, .file = loc.file, .function = m_.name, .line = loc.line});
+  });
+}
+
+KernelLowering::FirstFailure KernelLowering::first_failure(const Elems& failed,
+                                                           const std::vector<std::vector<llvm::Value*>>& values) {
+  // From the last element back, so that the first failing one's values are the ones left chosen:
+  // one report per op, however many elements a thread holds (a report per element made ptxas
+  // spend minutes on a debug-mode matmul).
+  FirstFailure first;
+  for (std::size_t k = failed.size(); k-- > 0;) {
+    if (!first.any) {
+      first.any = failed[k];
+      first.values = values[k];
+      continue;
+    }
+    for (std::size_t j = 0; j < first.values.size(); ++j)
+      first.values[j] = b_.CreateSelect(failed[k], values[k][j], first.values[j]);
+    first.any = b_.CreateOr(failed[k], first.any);
+  }
+  if (!first.any) first.any = b_.getFalse();
+  return first;
+}
+
+void KernelLowering::fail_check_with_pid(llvm::IRBuilder<>& b, const std::string& format,
+                                         const std::vector<llvm::Value*>& values, const Target::CheckSite& site) const {
+  std::vector<llvm::Value*> args;
+  for (int axis = 0; axis < 3; ++axis) args.push_back(target_.program_id(b, axis));
+  args.insert(args.end(), values.begin(), values.end());
+  target_.fail_check(b, format, args, site);
 }
 
 bool KernelLowering::checks_overflow(const Op& op) const {

@@ -121,19 +121,15 @@ void KernelLowering::lower_async_load(const Op& op) {
     else slots.insert(slots.end(), g.begin(), g.end());
   }
   offset_of = shared_element_offsets(t, tile, slots);
+  check_bounds(op, "load", op.operands[0]->type, ptrs, &mask, esz);
   for (const auto& g : groups) {
     const I bytes = static_cast<I>(g.size()) * esz;
     if (one_copy(g)) {
-      for (const I k : g)
-        check_bounds(op, "load", op.operands[0]->type, k, ptrs[static_cast<std::size_t>(k)], esz,
-                     mask[static_cast<std::size_t>(k)]);
       target_.async_copy(b_, shared_at(g[0]), ptrs[static_cast<std::size_t>(g[0])], static_cast<int>(bytes),
                          mask[static_cast<std::size_t>(g[0])]);
       continue;
     }
     for (I k : g) {  // narrower than cp.async copies: an ordinary load and store (zero where masked)
-      check_bounds(op, "load", op.operands[0]->type, k, ptrs[static_cast<std::size_t>(k)], esz,
-                   mask[static_cast<std::size_t>(k)]);
       llvm::Value* v = target_.predicated_load(b_, elem, ptrs[static_cast<std::size_t>(k)], mask[static_cast<std::size_t>(k)],
                                                llvm::Constant::getNullValue(elem), static_cast<unsigned>(esz));
       b_.CreateStore(v, shared_at(k));

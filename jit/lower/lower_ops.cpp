@@ -379,13 +379,13 @@ void KernelLowering::lower_load(const Op& op) {
   const Elems* other = op.operands.size() > 2 ? &get(op.operands[2]) : nullptr;
   const AccessHints hints = access_hints(op);
   Elems out(ptrs.size());
+  // Each element, so that a failure names the element, not its vector's first.
+  check_bounds(op, "load", op.operands[0]->type, ptrs, mask, ir::dtype_bytes(res->type.dtype));
   for (const auto& g : access_groups(op, mask_v)) {
     const int w = static_cast<int>(g.size());
     const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(res->type.dtype));
     llvm::Type* vty = w == 1 ? elem : llvm::FixedVectorType::get(elem, w);
     auto to_memory = [&](llvm::Value* v) { return is_bool ? b_.CreateZExt(v, elem) : v; };
-    for (const I k : g)  // each element, so that a failure names the element, not its vector's first
-      check_bounds(op, "load", op.operands[0]->type, k, ptrs[k], ir::dtype_bytes(res->type.dtype), mask ? (*mask)[k] : nullptr);
     llvm::Value* loaded;
     if (!mask && hints.empty()) {
       loaded = b_.CreateAlignedLoad(vty, ptrs[g[0]], llvm::MaybeAlign(align));
@@ -416,6 +416,7 @@ void KernelLowering::lower_store(const Op& op) {
   const bool is_bool = op.operands[1]->type.dtype == DType::I1;
   auto to_memory = [&](llvm::Value* v) { return is_bool ? b_.CreateZExt(v, b_.getInt8Ty()) : v; };
   const AccessHints hints = access_hints(op);
+  check_bounds(op, "store", op.operands[0]->type, ptrs, mask, ir::dtype_bytes(op.operands[1]->type.dtype));
   for (const auto& g : access_groups(op, mask_v)) {
     const int w = static_cast<int>(g.size());
     const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(op.operands[1]->type.dtype));
@@ -424,9 +425,6 @@ void KernelLowering::lower_store(const Op& op) {
       v = llvm::PoisonValue::get(llvm::FixedVectorType::get(v->getType(), w));
       for (int i = 0; i < w; ++i) v = b_.CreateInsertElement(v, to_memory(vals[g[i]]), b_.getInt32(i));
     }
-    for (const I k : g)
-      check_bounds(op, "store", op.operands[0]->type, k, ptrs[k], ir::dtype_bytes(op.operands[1]->type.dtype),
-                   mask ? (*mask)[k] : nullptr);
     if (mask || !hints.empty())
       target_.predicated_store(b_, v, ptrs[g[0]], mask ? (*mask)[g[0]] : b_.getTrue(), align, hints);
     else

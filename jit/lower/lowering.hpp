@@ -162,6 +162,16 @@ class KernelLowering {
   void lower_assert(const ir::Op& op);
   void report_failures(const ir::Type& t, const Elems& failed, const std::string& text, const std::string& message,
                        const ir::SourceLoc& loc);
+  // Whether any of `failed` holds, and the values (values[k], the same count for each k) of the
+  // first k where it does: selects, so that an op's elements share one failure report.
+  struct FirstFailure {
+    llvm::Value* any = nullptr;
+    std::vector<llvm::Value*> values;
+  };
+  FirstFailure first_failure(const Elems& failed, const std::vector<std::vector<llvm::Value*>>& values);
+  // Target::fail_check at `b` with the three program ids, then `values`, as the format's arguments.
+  void fail_check_with_pid(llvm::IRBuilder<>& b, const std::string& format, const std::vector<llvm::Value*>& values,
+                           const Target::CheckSite& site) const;
   // Whether `op` is a signed integer + - * that debug mode checks; report_overflow stops the
   // launch at its first element that overflowed.
   bool checks_overflow(const ir::Op& op) const;
@@ -170,21 +180,28 @@ class KernelLowering {
   std::pair<llvm::Value*, llvm::Value*> checked_binary(ir::OpKind k, llvm::Value* a, llvm::Value* b);
 
   // Debug mode's bounds checks of global accesses (lower_bounds.cpp), where the target makes them
-  // in the kernel (Target::checks_bounds_in_kernel). check_bounds marks, at the builder, an access
-  // of `bytes` bytes at `ptr` by the threads where `active` holds (null: all), element k of the
-  // accessed tile (or scalar) of type `t`; finish_bounds_checks builds the checks once the function
-  // is whole, when the origin of every pointer (through loop-carried phis) is known.
+  // in the kernel (Target::checks_bounds_in_kernel). check_bounds marks, at the builder, the
+  // accesses of one op: each element k (of the accessed tile, or scalar, of type `t`), `bytes`
+  // bytes at ptrs[k], by the threads where (*active)[k] holds (null: all); finish_bounds_checks builds
+  // the checks there once the function is whole, when the origin of every pointer (through
+  // loop-carried phis) is known.
+  struct BoundsElement {
+    std::int64_t k;
+    llvm::Value* ptr;
+    llvm::Value* active;
+  };
   bool checks_bounds() const { return options_.debug && target_.checks_bounds_in_kernel(); }
-  void check_bounds(const ir::Op& op, const char* access, const ir::Type& t, std::int64_t k, llvm::Value* ptr,
-                    std::int64_t bytes, llvm::Value* active);
+  void check_bounds(const ir::Op& op, const char* access, const ir::Type& t, const Elems& ptrs, const Elems* active,
+                    std::int64_t bytes);
   void finish_bounds_checks();
   struct BoundsSite {
-    llvm::CallInst* marker;  // a call of the placeholder tessera.bounds(ptr, active)
+    llvm::CallInst* marker;  // a call of the placeholder tessera.bounds(): where the checks go
     const char* access;      // "load", "store", "atomic"
     std::int64_t bytes;
     ir::SourceLoc loc;
     ir::Type type;
-    std::vector<llvm::Value*> coords;  // the element's index, for the failure line
+    std::vector<BoundsElement> elements;
+    std::vector<std::vector<llvm::Value*>> coords;  // each element's index, for the failure line
   };
   std::vector<BoundsSite> bounds_sites_;
   std::vector<llvm::Value*> extents_;  // per kernel argument: its hidden extent parameter, or null
