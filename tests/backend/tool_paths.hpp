@@ -113,9 +113,14 @@ class ScratchFile {
 };
 
 // `ptx` assembled by `ptxas` for `arch` (output discarded): the exit code and ptxas's messages.
+// ptxas on `ptx` for `arch`, its warnings errors (a warning such as C7515, a wgmma serialized
+// because its accumulators are read early, is a defect of ours), its performance notes (C7510,
+// C7511: wgmma serialized) turned into a failure too.
 inline CommandResult assemble_ptx(const std::string& ptxas, const std::string& ptx, const std::string& arch) {
   ScratchFile file(ptx, ".ptx");
-  return run_command(ptxas + " -arch=" + arch + " " + file.path() + " -o /dev/null");
+  CommandResult r = run_command(ptxas + " --warning-as-error -arch=" + arch + " " + file.path() + " -o /dev/null");
+  if (r.exit_code == 0 && r.output.find("Performance Loss") != std::string::npos) r.exit_code = 1;
+  return r;
 }
 
 }  // namespace tessera::test
