@@ -50,6 +50,8 @@ double read_element(DType d, const std::byte* p) {
     case DType::U8: return static_cast<double>(*reinterpret_cast<const std::uint8_t*>(p));
     case DType::I8: return static_cast<double>(*reinterpret_cast<const std::int8_t*>(p));
     case DType::I16: { std::int16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::U16: { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::U64: { std::uint64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
     case DType::I32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
     case DType::U32: { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
     case DType::I64: { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
@@ -307,7 +309,7 @@ std::vector<std::string> required_constructs(Mode mode) {
       "addptr:i64", "for:carried", "for:load", "for:store", "for:dynamic_bound", "for:negative_step", "if:results", "if:constant",
       "region:nested", "cast:float_to_int", "cast:int_to_float", "cast:float_to_float", "cast:int_to_int",
       "dtype:f32", "dtype:f16", "dtype:bf16", "dtype:f64", "dtype:i32", "dtype:i64", "dtype:i8", "dtype:i16",
-      "dtype:u8", "dtype:u32", "dtype:i1", "tile:2d", "tile:3d"};
+      "dtype:u8", "dtype:u16", "dtype:u32", "dtype:u64", "dtype:i1", "tile:2d", "tile:3d"};
   if (mode == Mode::Wide)
     r.insert(r.end(), {"reduce:mul", "scan:mul", "op:atomic_cas", "fold:binary", "fold:compare", "fold:unary"});
   return r;

@@ -76,7 +76,9 @@ double int_max(DType d) {
     case DType::I16: return 32768;
     case DType::I32: return 2147483648.0;
     case DType::U8: return 255;
+    case DType::U16: return 65535;
     case DType::U32: return 4294967295.0;
+    case DType::U64: return 18446744073709551615.0;
     default: return 9223372036854775808.0;
   }
 }
@@ -86,6 +88,7 @@ std::int64_t int_min_value(DType d) {
 }
 std::int64_t int_max_value(DType d) {
   if (d == DType::I64) return std::numeric_limits<std::int64_t>::max();
+  if (d == DType::U64) return -1;  // all ones: a u64 constant is held as its bits
   return static_cast<std::int64_t>(ir::is_unsigned(d) ? int_max(d) : int_max(d) - 1);
 }
 // Gpu mode keeps float magnitudes below this, so that error bounds stay meaningful.
@@ -256,7 +259,7 @@ ShapePath shape_path(const Shape& from, const Shape& to) {
 }
 
 const DType kFloatTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64};
-const DType kIntTypes[] = {DType::I32, DType::I64, DType::I8, DType::I16, DType::U8, DType::U32};
+const DType kIntTypes[] = {DType::I32, DType::I64, DType::I8, DType::I16, DType::U8, DType::U32, DType::U16, DType::U64};
 
 class Generator {
  public:
@@ -429,7 +432,7 @@ class Generator {
       }
     }
     // Into the type's range (wrapping as a cast would).
-    if (d == DType::I64) return v;
+    if (ir::dtype_bits(d) == 64) return v;  // u64: the bits
     const int bits = ir::dtype_bits(d);
     const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
     std::uint64_t u = static_cast<std::uint64_t>(v) & mask;
@@ -728,7 +731,7 @@ class Generator {
       case 1: return DType::F16;
       case 2: return DType::I32;
       case 3: return kFloatTypes[rng_.uniform(2, 3)];
-      case 4: return kIntTypes[rng_.uniform(1, 5)];
+      case 4: return kIntTypes[rng_.uniform(1, 7)];
       case 5: return kIntTypes[rng_.uniform(0, 1)];
       default: return DType::I1;
     }
