@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "dsl/src/trace_state.hpp"
+#include "jit/ir/verifier.hpp"
 #include "tessera/atomics.hpp"
 #include "tessera/error.hpp"
 
@@ -43,15 +44,6 @@ const char* scope_name(tessera::Scope s) {
   throw InternalError("unknown atomic scope");
 }
 
-// The same table as atomics.hpp, for callers that reach here without its static_asserts.
-bool supported(AtomicOp op, DType d) {
-  const bool i = d == DType::I32 || d == DType::U32 || d == DType::I64 || d == DType::U64;
-  const bool f = d == DType::F32 || d == DType::F64;
-  if (op == AtomicOp::And || op == AtomicOp::Or) return i;
-  if (op == AtomicOp::Add) return i || f || d == DType::F16 || d == DType::BF16;
-  return i || f;
-}
-
 // Equal ranks with equal dims or a dim of 1, or a scalar (numpy rules, as ops.cpp applies them).
 Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& what, const Loc& loc) {
   if (a.empty()) return b;
@@ -80,7 +72,8 @@ ir::Value* as_pointee(ir::Builder& b, ir::Value* v, DType d, const Shape& shape)
 
 void check(AtomicOp op, const ir::Value* ptr, const std::string& what, const Loc& loc) {
   if (!ptr->type.is_ptr()) program_error(loc, fmt::format("{} needs a pointer", what));
-  if (!supported(op, ptr->type.pointee))
+  // The verifier's table, for callers that reach here without atomics.hpp's static_asserts.
+  if (!ir::atomic_supports(op_name(op), ptr->type.pointee))
     program_error(loc, fmt::format("{} does not support {} elements", what, ir::dtype_name(ptr->type.pointee)));
 }
 

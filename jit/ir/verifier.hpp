@@ -6,10 +6,17 @@
 // the kernel body ends in return; regions end in yield; return and yield appear only there.
 // Types: one rule per op kind (verifier_rules.cpp), following the semantics in ops.def.
 #pragma once
+#include <string_view>
+
 #include "jit/ir/ir.hpp"
 
 namespace tessera::ir {
 
 void verify(const Module& m);
+
+// Whether the atomic operation `op` ("add", "max", "min", "and", "or", "xchg", "cas") supports
+// elements of type `d` (verifier_atomics.cpp): the one table the verifier and the DSL's checks
+// share (the C++ types' static_asserts in tessera/atomics.hpp state it for the compiler).
+bool atomic_supports(std::string_view op, DType d);
 
 }  // namespace tessera::ir

@@ -6,6 +6,7 @@
 #include <array>
 #include <string_view>
 
+#include "jit/ir/verifier.hpp"
 #include "jit/ir/verifier_rules.hpp"
 
 namespace tessera::ir {
@@ -27,17 +28,17 @@ std::string_view string_attr(const Op& op, const char* name, const std::array<st
 bool is_32_or_64(DType d) { return d == DType::I32 || d == DType::U32 || d == DType::I64 || d == DType::U64; }
 bool is_wide_float(DType d) { return d == DType::F32 || d == DType::F64; }
 
+bool same_shape_and_layout(const Type& a, const Type& b) { return a.shape == b.shape && a.layout == b.layout; }
+
+}  // namespace
+
 // Element types per operation: what NVPTX and AMDGPU do natively or by a compare-and-swap loop.
 // f16/bf16 only add (sm_90 has atom.add.noftz.{f16,bf16}); cas on floats compares bit patterns.
-bool supported(std::string_view op, DType d) {
+bool atomic_supports(std::string_view op, DType d) {
   if (op == "and" || op == "or") return is_32_or_64(d);
   if (op == "add") return is_32_or_64(d) || is_wide_float(d) || d == DType::F16 || d == DType::BF16;
   return is_32_or_64(d) || is_wide_float(d);  // max min xchg cas
 }
-
-bool same_shape_and_layout(const Type& a, const Type& b) { return a.shape == b.shape && a.layout == b.layout; }
-
-}  // namespace
 
 std::string atomic_rule_problem(const Op& op) {
   static constexpr std::array<std::string_view, 6> ops{"add", "max", "min", "and", "or", "xchg"};
@@ -54,7 +55,7 @@ std::string atomic_rule_problem(const Op& op) {
 
   const Type& p = op.operands[0]->type;
   if (!p.is_ptr()) return fmt::format("'{}' needs a pointer, got {}", op.name(), to_string(p));
-  if (!supported(kind, p.pointee))
+  if (!atomic_supports(kind, p.pointee))
     return fmt::format("atomic {} does not support {} elements", kind, dtype_name(p.pointee));
   const int values = cas ? 2 : 1;
   for (int i = 1; i <= values; ++i) {
