@@ -4,17 +4,20 @@
 // pointer, whose size nobody knows). Each access whose addresses all derive from one argument is
 // checked, by every thread that makes it, before the op's accesses happen:
 //
-//     offset = address - argument;   fails = active && extent known && !(offset <= extent && bytes <= extent - offset)
+//     offset = address - argument
+//     fails  = active && extent known && !(offset <= extent && bytes <= extent - offset)
 //
 // (unsigned: an address below the argument wraps to a huge offset), and a failure prints
 // "pid (..) idx (..) load out of bounds of argument 'x' (byte offset B, extent E) at FILE:LINE:COL",
 // then stops the launch through Target::fail_check (CUDA's __assertfail) and a trap, so that the
 // access never happens. An op's elements share one report (its first failing element's), so that
-// debug-mode code stays small enough for ptxas. The origin of an address is found in the finished LLVM function (GEPs,
-// phis of loop-carried pointers, selects): a mark is placed at each access while lowering, and
-// the checks are built once the loops' back edges exist. An address of no single argument's origin
-// (a pointer tile that went through shared memory, a select with another argument's) is not
-// checked; the interpreter and the host targets check every access.
+// debug-mode code stays small enough for ptxas.
+//
+// The origin of an address is found in the finished LLVM function (GEPs, phis of loop-carried
+// pointers, selects): a mark is placed at each access while lowering, and the checks are built
+// once the loops' back edges exist. An address of no single argument's origin (a pointer tile that
+// went through shared memory, a select with another argument's) is not checked; the interpreter
+// and the host targets check every access.
 #include <fmt/format.h>
 
 #include <map>
