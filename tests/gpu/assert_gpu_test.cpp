@@ -5,14 +5,12 @@
 #include <catch2/catch.hpp>
 #include <tessera/tessera.hpp>
 
-#include <unistd.h>
-
 #include <random>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "tests/backend/tool_paths.hpp"
+#include "tests/gpu/child_process.hpp"
 #include "tests/common/language_reference.hpp"
 
 namespace ts = tessera;
@@ -42,14 +40,6 @@ std::vector<std::int32_t> run_checker(const std::vector<std::int32_t>& x, std::i
   return bout.to_host();
 }
 
-// This test binary run again with `tag`, in its own process: its exit code and output.
-CommandResult run_child(const std::string& tag) {
-  std::vector<char> self(4096, '\0');
-  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-  REQUIRE(n > 0);
-  return run_command("CUDA_CACHE_DISABLE=1 '" + std::string(self.data(), static_cast<std::size_t>(n)) + "' '" + tag + "'");
-}
-
 std::string site(int line_offset) {
   return "language_reference.hpp:" + std::to_string(language_reference::kCheckLine + line_offset) + ":";
 }
@@ -75,20 +65,10 @@ TEST_CASE("child: a multiply overflows in debug mode on the GPU", "[.][overflow-
 }
 
 TEST_CASE("GPU device_assert: a failure names the program, the element and the line, then traps", "[gpu][shape][assert]") {
-  const CommandResult r = run_child("[assert-child]");
-  INFO(r.output);
-  CHECK(r.exit_code != 0);
-  CHECK(r.output.find("pid (2, 0, 0) idx (5, 3) device_assert at ") != std::string::npos);
-  CHECK(r.output.find(site(1)) != std::string::npos);
-  CHECK(r.output.find("failed: x below the limit") != std::string::npos);
-  CHECK(r.output.find("CUDA_ERROR_ASSERT") != std::string::npos);
+  check_child_trapped("[assert-child]",
+                      {"pid (2, 0, 0) idx (5, 3) device_assert at ", site(1), "failed: x below the limit"});
 }
 
 TEST_CASE("GPU debug mode: a signed overflow names the program, the element and the line, then traps", "[gpu][shape][assert]") {
-  const CommandResult r = run_child("[overflow-child]");
-  INFO(r.output);
-  CHECK(r.exit_code != 0);
-  CHECK(r.output.find("pid (1, 0, 0) idx (2, 7) i32 overflow in mul at ") != std::string::npos);
-  CHECK(r.output.find(site(2)) != std::string::npos);
-  CHECK(r.output.find("CUDA_ERROR_ASSERT") != std::string::npos);
+  check_child_trapped("[overflow-child]", {"pid (1, 0, 0) idx (2, 7) i32 overflow in mul at ", site(2)});
 }
