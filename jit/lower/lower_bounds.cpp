@@ -60,9 +60,8 @@ void KernelLowering::check_bounds(const ir::Op& op, const char* access, const ir
   std::vector<BoundsElement> elements;
   std::vector<std::vector<llvm::Value*>> coords;
   for (std::size_t k = 0; k < ptrs.size(); ++k) {
-    const auto slot = static_cast<std::int64_t>(k);
-    elements.push_back({.k = slot, .ptr = ptrs[k], .active = active ? (*active)[k] : nullptr});
-    coords.push_back(t.is_tile() ? element_coords(t, slot) : std::vector<llvm::Value*>{});
+    elements.push_back({.ptr = ptrs[k], .active = active ? (*active)[k] : nullptr});
+    coords.push_back(t.is_tile() ? element_coords(t, static_cast<std::int64_t>(k)) : std::vector<llvm::Value*>{});
   }
   llvm::FunctionCallee marker = module_->getOrInsertFunction(kMarker, llvm::FunctionType::get(b_.getVoidTy(), false));
   bounds_sites_.push_back({.marker = b_.CreateCall(marker),

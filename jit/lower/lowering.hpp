@@ -186,7 +186,6 @@ class KernelLowering {
   // the checks there once the function is whole, when the origin of every pointer (through
   // loop-carried phis) is known.
   struct BoundsElement {
-    std::int64_t k;
     llvm::Value* ptr;
     llvm::Value* active;
   };
