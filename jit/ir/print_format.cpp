@@ -74,14 +74,21 @@ std::string print_line_format(std::string_view prefix, const Type& t, int operan
 
 std::string print_bare_format(std::string_view prefix) { return kPidFormat + escaped(prefix) + "\n"; }
 
+namespace {
+// A failed check's line up to its text: the program, and the element's index for a tile (unpadded).
+std::string failure_prefix(const Type& t) {
+  return kPidFormat + (t.is_tile() ? index_format(t, /*padded=*/false) : std::string());
+}
+}  // namespace
+
 std::string failure_line_format(std::string_view text, const Type& t) {
-  return kPidFormat + (t.is_tile() ? index_format(t, /*padded=*/false) : std::string()) + escaped(text) + "\n";
+  return failure_prefix(t) + escaped(text) + "\n";
 }
 
 std::string bounds_failure_format(const Type& t, std::string_view access, std::string_view argument,
                                   std::string_view where) {
-  return kPidFormat + (t.is_tile() ? index_format(t, /*padded=*/false) : std::string()) + " " + escaped(access) +
-         " out of bounds of " + escaped(argument) + " (byte offset %lld, extent %llu) at " + escaped(where) + "\n";
+  return failure_prefix(t) + " " + escaped(access) + " out of bounds of " + escaped(argument) +
+         " (byte offset %lld, extent %llu) at " + escaped(where) + "\n";
 }
 
 std::string assert_failure_text(std::string_view where, std::string_view message) {

@@ -58,19 +58,18 @@ void KernelLowering::check_bounds(const ir::Op& op, const char* access, const ir
                             access, op.loc.str(), target_.name()));
   // The indices first: the checks go where the mark is, and what they print must dominate it.
   std::vector<BoundsElement> elements;
-  std::vector<std::vector<llvm::Value*>> coords;
-  for (std::size_t k = 0; k < ptrs.size(); ++k) {
-    elements.push_back({.ptr = ptrs[k], .active = active ? (*active)[k] : nullptr});
-    coords.push_back(t.is_tile() ? element_coords(t, static_cast<std::int64_t>(k)) : std::vector<llvm::Value*>{});
-  }
+  for (std::size_t k = 0; k < ptrs.size(); ++k)
+    elements.push_back({.ptr = ptrs[k],
+                        .active = active ? (*active)[k] : nullptr,
+                        .coords = t.is_tile() ? element_coords(t, static_cast<std::int64_t>(k))
+                                              : std::vector<llvm::Value*>{}});
   llvm::FunctionCallee marker = module_->getOrInsertFunction(kMarker, llvm::FunctionType::get(b_.getVoidTy(), false));
   bounds_sites_.push_back({.marker = b_.CreateCall(marker),
                            .access = access,
                            .bytes = bytes,
                            .loc = op.loc,
                            .type = t,
-                           .elements = std::move(elements),
-                           .coords = std::move(coords)});
+                           .elements = std::move(elements)});
 }
 
 void KernelLowering::finish_bounds_checks() {
@@ -101,7 +100,7 @@ void KernelLowering::finish_bounds_checks() {
         llvm::Value* fails = b.CreateNot(inside);
         if (e.active != nullptr) fails = b.CreateAnd(e.active, fails);
         failed.push_back(fails);
-        values.push_back(s.coords[i]);
+        values.push_back(e.coords);
         values.back().push_back(offset);
       }
       FirstFailure first = first_failure(failed, values);

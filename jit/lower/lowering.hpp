@@ -188,6 +188,7 @@ class KernelLowering {
   struct BoundsElement {
     llvm::Value* ptr;
     llvm::Value* active;
+    std::vector<llvm::Value*> coords;  // its index, for the failure line
   };
   bool checks_bounds() const { return options_.debug && target_.checks_bounds_in_kernel(); }
   void check_bounds(const ir::Op& op, const char* access, const ir::Type& t, const Elems& ptrs, const Elems* active,
@@ -200,7 +201,6 @@ class KernelLowering {
     ir::SourceLoc loc;
     ir::Type type;
     std::vector<BoundsElement> elements;
-    std::vector<std::vector<llvm::Value*>> coords;  // each element's index, for the failure line
   };
   std::vector<BoundsSite> bounds_sites_;
   std::vector<llvm::Value*> extents_;  // per kernel argument: its hidden extent parameter, or null
