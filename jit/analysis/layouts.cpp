@@ -68,6 +68,7 @@ bool dot_uses_wgmma(const ir::Op& dot) { return dot.kind == ir::OpKind::Dot && d
 ir::Layout wgmma_layout(const std::vector<I>& shape, int num_warps) {
   ir::Layout l = mma_v2_layout(shape, num_warps);
   l.warps_per_cta = {num_warps, 1};
+  l.lane_repeat = {2, 1};
   return l;
 }
 
@@ -135,7 +136,7 @@ I lanes_along_axis(const ir::Type& t, int axis) {
 I warps_along_axis(const ir::Type& t, int axis) {
   if (!is_blocked(t)) return 1;
   const auto& l = t.layout;
-  const I per_warp = I{l.size_per_thread[axis]} * l.threads_per_warp[axis];
+  const I per_warp = I{l.size_per_thread[axis]} * l.threads_per_warp[axis] * l.repeat(axis);
   return std::min<I>(l.warps_per_cta[axis], std::max<I>(1, t.shape[axis] / per_warp));
 }
 
@@ -161,11 +162,15 @@ Distribution distribute(const ir::Type& t) {
   const auto& l = dist.layout;
   if (static_cast<int>(dist.shape.size()) != l.parent_rank())
     throw InternalError("distribute: layout rank does not match " + ir::to_string(t));
+  if (!l.lane_repeat.empty() && static_cast<int>(l.lane_repeat.size()) != l.parent_rank())
+    throw InternalError("distribute: lane_repeat rank does not match " + ir::to_string(t));
   for (int d = 0; d < l.parent_rank(); ++d) {
-    I spt = l.size_per_thread[d];
-    I tile = spt * l.threads_per_warp[d] * l.warps_per_cta[d];
-    dist.cta_tile.push_back(tile);
-    dist.slots.push_back(std::min(spt * std::max<I>(1, dist.shape[d] / tile), dist.shape[d]));
+    // A dim shorter than the lane repeats (a broadcast row of an accumulator) keeps only the
+    // repeats that land on distinct elements: a thread never holds one element twice.
+    const I spt = l.size_per_thread[d], lane_tile = spt * l.threads_per_warp[d];
+    const I repeats = std::min<I>(l.repeat(d), std::max<I>(1, dist.shape[d] / lane_tile));
+    dist.cta_tile.push_back(lane_tile * l.repeat(d) * l.warps_per_cta[d]);
+    dist.slots.push_back(std::min(spt * repeats * std::max<I>(1, dist.shape[d] / dist.cta_tile.back()), dist.shape[d]));
   }
   return dist;
 }
@@ -206,7 +211,10 @@ I Distribution::slot_index(const std::vector<I>& coords) const {
 I Distribution::offset(int d, I j) const {
   I spt = layout.size_per_thread[d];
   if (shape[d] < spt) return j;
-  return (j / spt) * cta_tile[d] + j % spt;
+  // Slot j is element j % spt of group j / spt; groups run over the lane repeats (a lane tile
+  // apart), then over CTA tiles.
+  const I group = j / spt, repeats = layout.repeat(d);
+  return (group / repeats) * cta_tile[d] + (group % repeats) * spt * layout.threads_per_warp[d] + j % spt;
 }
 
 I Distribution::base(int d, int tid, int warp_size) const {
@@ -221,7 +229,7 @@ I Distribution::base(int d, int tid, int warp_size) const {
     lane /= layout.threads_per_warp[o];
     warp /= layout.warps_per_cta[o];
   }
-  return (warp_d * layout.threads_per_warp[d] + lane_d) * layout.size_per_thread[d];
+  return (warp_d * layout.threads_per_warp[d] * layout.repeat(d) + lane_d) * layout.size_per_thread[d];
 }
 
 }  // namespace tessera::analysis

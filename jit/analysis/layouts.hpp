@@ -4,9 +4,11 @@
 // Under a blocked layout applied to a shape S (a slice layout applies its parent to S with a 1
 // inserted at the slice dim), thread t owns, along each dim d, the indices
 //   (base_d(t) + off_d(j)) mod S_d   for its slots j = 0 .. n_d-1, where
-//   base_d(t) = (warp_d(t) * threads_per_warp_d + lane_d(t)) * size_per_thread_d,
-//   off_d(j)  = (j / spt_d) * cta_tile_d + j % spt_d,   cta_tile_d = spt_d * tpw_d * wpc_d,
-//   n_d       = min(spt_d * max(1, S_d / cta_tile_d), S_d).
+//   base_d(t) = (warp_d(t) * threads_per_warp_d * rep_d + lane_d(t)) * size_per_thread_d,
+//   off_d(j)  = (g / rep_d) * cta_tile_d + (g % rep_d) * spt_d * tpw_d + j % spt_d,  g = j / spt_d,
+//   cta_tile_d = spt_d * tpw_d * rep_d * wpc_d,   n_d = min(spt_d * r_d * max(1, S_d / cta_tile_d), S_d),
+// where rep_d is the layout's lane_repeat along d (1 but for tensor-core accumulators) and
+// r_d = min(rep_d, max(1, S_d / (spt_d * tpw_d))) the repeats that fit the dim.
 // lane_d/warp_d decompose the lane and warp ids along `order` (order[0] varies fastest). A shape
 // smaller than the CTA tile is replicated: several threads own the same element. A thread's slots
 // are numbered row-major over the per-dim slot indices, so consecutive slots along the last dim
@@ -60,11 +62,13 @@ TargetInfo target_info(const std::string& target_name);
 // on a target that has it; the shared-memory plan and the lowering read the mark.
 bool wgmma_eligible(const ir::Op& dot, int num_warps, int warp_size);
 bool dot_uses_wgmma(const ir::Op& dot);
-// The wgmma accumulator as a blocked layout: mma_v2_layout's with all warps along M
-// (warps_per_cta [num_warps, 1]). Warp w holds rows 8*w + l/4 + 8*num_warps*i; wgmma gives warp
-// w%4 of warpgroup g rows 16*(w%4) + 8*h + l/4 of its 64-row slab s, so the lowering stores A's
-// rows in the permuted order that makes slab row 16*(w%4) + 8*h + r hold tile row
-// 8*w + r + 8*num_warps*(2*s + h) (lower_wgmma.cpp), and the accumulator needs no shuffle.
+// The wgmma accumulator in wgmma's own fragment order, as a blocked layout with a lane repeat:
+// size_per_thread [1,2], threads_per_warp [8,4], lane_repeat [2,1], warps_per_cta [num_warps,1].
+// Lane l of warp w holds rows 16*w + 8*h + l/4 + 16*num_warps*s (h < 2: row slot 2s + h) and
+// columns 2*(l%4) + {0,1} + 8*j: warp w%4 of warpgroup g = w/4 holds rows 16*(w%4) + 8*h + l/4
+// of the 64-row slab s*(num_warps/4) + g, which is the PTX fragment of D. So A's rows are stored
+// in tile order (lower_wgmma.cpp): an M-major A's 16-byte copies keep the lane order that full
+// cp.async throughput needs (notes/tensor-cores.md, session 17).
 ir::Layout wgmma_layout(const std::vector<std::int64_t>& shape, int num_warps);
 // The accumulator layout of a tensor-core dot (wgmma, else mma.sync); a none layout for the fma
 // lowering.

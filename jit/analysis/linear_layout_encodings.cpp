@@ -115,18 +115,23 @@ LinearLayout blocked_to_linear(const ir::Layout& layout, const std::vector<I>& s
   // two that is j below spt and (j / spt) * cta_tile above it. base_d (lanes, warps) uses the
   // bits in between, so base + off is base ^ off, and `mod S_d` is the mask rlw() applies.
   std::vector<Basis> reg, lane, warp;
+  // With lane repeats (types.hpp) the register bits above spt first step a lane tile
+  // (spt * tpw) per repeat, then whole CTA tiles.
   for (std::size_t d = rank; d-- > 0;) {
-    const I spt = l.size_per_thread[d], tile = spt * l.threads_per_warp[d] * l.warps_per_cta[d];
-    const I n = std::min(spt * std::max<I>(1, full[d] / tile), full[d]);
-    for (I j = 1; j < n; j *= 2) reg.push_back(unit(rank, d, j < spt ? j : (j / spt) * tile));
+    const I spt = l.size_per_thread[d], repeats = l.repeat(static_cast<int>(d));
+    const I lane_tile = spt * l.threads_per_warp[d], tile = lane_tile * repeats * l.warps_per_cta[d];
+    const I fitting = std::min<I>(repeats, std::max<I>(1, full[d] / lane_tile));  // as distribute()
+    const I n = std::min(spt * fitting * std::max<I>(1, full[d] / tile), full[d]);
+    for (I j = 1; j < n; j *= 2)
+      reg.push_back(unit(rank, d, j < spt ? j : j / spt < repeats ? (j / spt) * lane_tile : (j / spt / repeats) * tile));
   }
   // Lanes and warps decompose along `order`, fastest first: lane bit i of dim d is 2^i * spt_d,
-  // warp bit i is 2^i * tpw_d * spt_d (both mod S_d).
+  // warp bit i is 2^i * tpw_d * spt_d * repeat_d (both mod S_d).
   for (int o : l.order)
     for (I i = 1; i < l.threads_per_warp[o]; i *= 2) lane.push_back(unit(rank, o, i * l.size_per_thread[o]));
   for (int o : l.order)
     for (I i = 1; i < l.warps_per_cta[o]; i *= 2)
-      warp.push_back(unit(rank, o, i * l.threads_per_warp[o] * l.size_per_thread[o]));
+      warp.push_back(unit(rank, o, i * l.threads_per_warp[o] * l.size_per_thread[o] * l.repeat(o)));
   LinearLayout ll = rlw(reg, lane, warp, full);
   if (!is_slice) return ll;
   // The slice dim has size 1: every basis is 0 there and no register walks it; drop it.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <unordered_map>
 
@@ -270,6 +271,15 @@ class Parser {
         while (r_.try_char(','));
         r_.expect_char(']');
       }
+    }
+    if (r_.try_char(',')) {  // the optional fifth list (types.hpp), printed only when not all 1
+      r_.expect_keyword("lane_repeat");
+      r_.expect_char('=');
+      r_.expect_char('[');
+      do l.lane_repeat.push_back(small_int("a lane_repeat entry"));
+      while (r_.try_char(','));
+      r_.expect_char(']');
+      if (std::all_of(l.lane_repeat.begin(), l.lane_repeat.end(), [](int v) { return v == 1; })) l.lane_repeat.clear();
     }
     r_.expect_char('>');
   }

@@ -118,9 +118,11 @@ bool Type::same_element_and_shape(const Type& o) const {
 
 std::string to_string(const Layout& l) {
   if (l.kind == Layout::Kind::None) return "";
-  std::string blocked = fmt::format("blocked<[{}], [{}], [{}], [{}]>", fmt::join(l.size_per_thread, ","),
+  std::string blocked = fmt::format("blocked<[{}], [{}], [{}], [{}]", fmt::join(l.size_per_thread, ","),
                                     fmt::join(l.threads_per_warp, ","), fmt::join(l.warps_per_cta, ","),
                                     fmt::join(l.order, ","));
+  if (!l.lane_repeat.empty()) blocked += fmt::format(", lane_repeat = [{}]", fmt::join(l.lane_repeat, ","));
+  blocked += ">";
   if (l.kind == Layout::Kind::Blocked) return "#" + blocked;
   return fmt::format("#slice<{}, {}>", l.slice_dim, blocked);
 }

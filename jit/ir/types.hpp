@@ -43,16 +43,23 @@ std::string tile_shape_problem(std::span<const std::int64_t> shape, std::string_
 // How a tile's elements are spread over the threads of a program (a CTA).
 // Blocked: each thread owns size_per_thread contiguous elements per dim; threads_per_warp and
 // warps_per_cta tile the shape, repeating when the shape is larger and replicating when smaller.
+// lane_repeat (empty: 1 along every dim) puts register groups between the lanes and the warps:
+// along dim d a thread holds lane_repeat[d] groups of size_per_thread elements that lie one
+// warp's lane tile (size_per_thread * threads_per_warp) apart before the warps take over. It is
+// what wgmma's accumulator needs (rows r and r + 8 in one thread, warps 16 rows apart:
+// analysis::wgmma_layout); every layout the pass picks for loads and stores leaves it empty.
 // Slice: the parent blocked layout applied to the shape with a 1 inserted at `slice_dim`; it is
 // the layout of a value that expand_dims turns into a parent-layout tile (and, later, of a
 // reduction's result).
 struct Layout {
   enum class Kind : std::uint8_t { None, Blocked, Slice } kind = Kind::None;
   std::vector<int> size_per_thread, threads_per_warp, warps_per_cta, order;  // of the parent
+  std::vector<int> lane_repeat;  // of the parent; empty when 1 along every dim (the usual case)
   int slice_dim = -1;
   bool operator==(const Layout&) const = default;
   bool is_none() const { return kind == Kind::None; }
   int parent_rank() const { return static_cast<int>(size_per_thread.size()); }
+  int repeat(int d) const { return lane_repeat.empty() ? 1 : lane_repeat[static_cast<std::size_t>(d)]; }
 };
 
 struct Type {

@@ -25,6 +25,15 @@ std::string pow2_list_problem(const std::vector<int>& list, const char* what, st
   return "";
 }
 
+// lane_repeat (types.hpp): empty, or one power of two per parent dim.
+std::string lane_repeat_problem(const Layout& l, const std::string& type) {
+  if (l.lane_repeat.empty()) return "";
+  if (static_cast<int>(l.lane_repeat.size()) != l.parent_rank()) return fmt::format("layout of {} has lists of different lengths", type);
+  std::int64_t product = 1;
+  std::string p = pow2_list_problem(l.lane_repeat, "lane_repeat", kMaxTileElements, product);
+  return p.empty() ? "" : fmt::format("layout of {}: {}", type, p);
+}
+
 std::string layout_problem(const Type& t, int num_warps) {
   const Layout& l = t.layout;
   const std::string type = to_string(t);
@@ -52,7 +61,7 @@ std::string layout_problem(const Type& t, int num_warps) {
     if (d < 0 || d >= r || seen[d]) return fmt::format("layout of {}: order is not a permutation of its dims", type);
     seen[d] = true;
   }
-  return "";
+  return lane_repeat_problem(l, type);
 }
 
 }  // namespace

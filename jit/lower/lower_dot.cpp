@@ -86,8 +86,8 @@ void KernelLowering::lower_async_load(const Op& op) {
   llvm::Value* base = ring_stage(*dot, operand, slot);
   const ir::Type& t = op.result()->type;
   const I esz = ir::dtype_bytes(t.dtype);
-  const SharedTile tile = dot_operand_tile(*dot, operand, t);
-  if (tile.contiguous_dim != dot_operand_tile(*dot, operand, dot->operands[static_cast<std::size_t>(operand)]->type).contiguous_dim)
+  const SharedTile tile = dot_operand_tile(*dot, t);
+  if (tile.contiguous_dim != dot_operand_tile(*dot, dot->operands[static_cast<std::size_t>(operand)]->type).contiguous_dim)
     throw InternalError(fmt::format("lowering: a ring load and its dot disagree on the operand's layout at {}", op.loc.str()));
   llvm::Type* elem = scalar_type(t.element());
   const Elems& ptrs = get(op.operands[0]);
@@ -168,8 +168,8 @@ void KernelLowering::lower_dot(const Op& op) {
     a_smem = scratch(op);
     b_smem = b_.CreateConstGEP1_32(b_.getInt8Ty(), a_smem, static_cast<unsigned>(analysis::dot_stage_bytes(op, 0)));
     shared_phase(op, 0);
-    stage_in_shared(op.operands[0], a_smem, dot_operand_tile(op, 0, at));
-    stage_in_shared(op.operands[1], b_smem, dot_operand_tile(op, 1, bt));
+    stage_in_shared(op.operands[0], a_smem, dot_operand_tile(op, at));
+    stage_in_shared(op.operands[1], b_smem, dot_operand_tile(op, bt));
     if (wgmma) target_.fence_proxy_async(b_);  // the stores, visible to wgmma's async proxy
     shared_phase(op, 1);
   }

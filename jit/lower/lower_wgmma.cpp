@@ -9,15 +9,15 @@
 // Swizzle<3,4,3>). Copies of 16 bytes stay whole under the swizzle, and the eight rows a
 // wgmma core matrix reads fall in distinct banks.
 //
-// A's rows are permuted so that slab row 16*w + 8*h + r of the 64-row slab s of warpgroup g holds
-// the tile row that the accumulator layout (analysis::wgmma_layout) gives warp 4*g + w:
-// 8*(4*g + w) + r + 8*num_warps*(2*s + h). The accumulator then comes out of wgmma in the registers
-// the layout already assigns, without a shuffle. Both operands are stored with their own
-// contiguous dim contiguous, so that their copies are whole 16-byte pieces either way: A K-major
-// for a row-major A, M-major (wgmma's transposed A) for a column-major one, as Aᵀ·dC in a matmul's
-// backward pass loads it; B N-major (transposed B) for a row-major B, K-major for a column-major
-// one. The permutation keeps runs of 8 rows whole (r is the low 3 bits), so an M-major A's 16-byte
-// pieces of 8 rows stay whole too; wgmma transposes 16-bit elements only, the only ones that
+// A's rows are stored in tile order: warpgroup g multiplies the 64-row slabs s*(num_warps/4) + g,
+// and the accumulator layout (analysis::wgmma_layout) is wgmma's own fragment order, so the
+// result comes out of wgmma in the registers the layout assigns, without a shuffle or a row
+// permutation. Both operands are stored with their own contiguous dim contiguous, so that their
+// copies are whole 16-byte pieces either way: A K-major for a row-major A, M-major (wgmma's
+// transposed A) for a column-major one, as Aᵀ·dC in a matmul's backward pass loads it; B N-major
+// (transposed B) for a row-major B, K-major for a column-major one. With rows in order, the eight
+// 16-byte pieces of an M-major A's 128-byte row land in lane order (cp.async runs at half speed
+// otherwise: notes/tensor-cores.md); wgmma transposes 16-bit elements only, the only ones that
 // take this path (analysis::wgmma_eligible).
 #include <fmt/format.h>
 
@@ -34,27 +34,11 @@ using I = std::int64_t;
 namespace {
 llvm::Value* i32(llvm::IRBuilder<>& b, I v) { return b.getInt32(static_cast<std::uint32_t>(v)); }
 
-// The slab row of A's tile row `t` (see the file comment), with t = r + 8*warp + 8*W*(2*s + h)
-// for r < 8, warp < W = num_warps, h < 2; warp = 4*g + w.
-llvm::Value* wgmma_row(llvm::IRBuilder<>& b, llvm::Value* t, int num_warps) {
-  const I groups = num_warps / 4;
-  llvm::Value* r = b.CreateURem(t, i32(b, 8));
-  llvm::Value* warp = b.CreateURem(b.CreateUDiv(t, i32(b, 8)), i32(b, num_warps));
-  llvm::Value* j = b.CreateUDiv(t, i32(b, 8 * num_warps));
-  llvm::Value* s = b.CreateUDiv(j, i32(b, 2));
-  llvm::Value* h = b.CreateURem(j, i32(b, 2));
-  llvm::Value* g = b.CreateUDiv(warp, i32(b, 4));
-  llvm::Value* w = b.CreateURem(warp, i32(b, 4));
-  llvm::Value* slab = b.CreateAdd(b.CreateMul(s, i32(b, groups)), g);
-  llvm::Value* row = b.CreateAdd(b.CreateMul(slab, i32(b, 64)), b.CreateMul(w, i32(b, 16)));
-  return b.CreateAdd(row, b.CreateAdd(b.CreateMul(h, i32(b, 8)), r));
-}
-
 // The descriptor's swizzle mode for a swizzle of `bytes`: 1 = 128 B, 2 = 64 B, 3 = 32 B.
 std::uint64_t swizzle_mode(I bytes) { return bytes == 128 ? 1 : bytes == 64 ? 2 : 3; }
 }  // namespace
 
-KernelLowering::SharedTile KernelLowering::dot_operand_tile(const Op& dot, int operand, const ir::Type& t) const {
+KernelLowering::SharedTile KernelLowering::dot_operand_tile(const Op& dot, const ir::Type& t) const {
   SharedTile s;
   s.rows = t.shape[0];
   s.cols = t.shape[1];
@@ -63,19 +47,17 @@ KernelLowering::SharedTile KernelLowering::dot_operand_tile(const Op& dot, int o
     s.row_stride = analysis::dot_row_stride(t.dtype, s.cols);
     return s;
   }
-  // Whichever dim the operand's layout keeps contiguous (A's rows permuted either way).
+  // Whichever dim the operand's layout keeps contiguous.
   const auto dist = analysis::distribute(t);
   s.contiguous_dim = dist.slice_dim >= 0 ? 1 : dist.layout.order[0];
   const I contiguous_bytes = (s.contiguous_dim == 1 ? s.cols : s.rows) * s.esz;
   s.swizzle = std::min<I>(128, contiguous_bytes);
   if (s.swizzle < 32) throw InternalError(fmt::format("lowering: wgmma operand of {} contiguous bytes at {}", contiguous_bytes, dot.loc.str()));
-  s.permute_rows_for_warps = operand == 0 ? m_.num_warps : 0;
   return s;
 }
 
 llvm::Value* KernelLowering::shared_tile_offset(const SharedTile& s, llvm::Value* row, llvm::Value* col) {
   if (s.swizzle == 0) return b_.CreateMul(b_.CreateAdd(b_.CreateMul(row, i32(b_, s.row_stride)), col), i32(b_, s.esz));
-  if (s.permute_rows_for_warps) row = wgmma_row(b_, row, s.permute_rows_for_warps);
   llvm::Value* outer = s.contiguous_dim == 1 ? row : col;
   llvm::Value* inner = s.contiguous_dim == 1 ? col : row;
   const I outer_extent = s.contiguous_dim == 1 ? s.rows : s.cols;
@@ -93,9 +75,6 @@ std::optional<I> KernelLowering::shared_tile_shift(const SharedTile& s, I d_row,
   const I d_inner = s.contiguous_dim == 1 ? d_col : d_row;
   const I outer_extent = s.contiguous_dim == 1 ? s.rows : s.cols;
   const I per_block = s.swizzle / s.esz;
-  // wgmma_row moves a row by d when d is a whole number of its (r, warp, h) periods, 16 * W rows:
-  // then only s changes, and by d / (16 W) slabs of W / 4 warpgroups of 64 rows, which is d.
-  if (s.permute_rows_for_warps && d_row % (16 * s.permute_rows_for_warps) != 0) return std::nullopt;
   if (d_inner % per_block != 0) return std::nullopt;
   // The swizzle xors bits [4, 4 + log2(swizzle / 16)) with the linear offset's bits 3 higher: a
   // linear shift that is a multiple of 8 * swizzle leaves those bits alone and commutes with it.
@@ -115,8 +94,7 @@ std::function<llvm::Value*(I)> KernelLowering::shared_element_offsets(const ir::
   };
   if (wraps) return full;
   // Anchors: elements whose offsets are computed in full, here, where they dominate every use;
-  // every other element is a constant shift from one of them (A's rows 32 apart are not a whole
-  // 16 W-row period of wgmma's row permutation, but rows 64 apart are: two anchors serve four).
+  // every other element is a constant shift from one of them (a whole swizzle period apart).
   struct Shifted {
     llvm::Value* anchor;
     I shift;
@@ -156,7 +134,7 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   const I col_slots = dist.slots[1];
   if (!(rt.layout == analysis::wgmma_layout(rt.shape, warps)) || dist.slots[0] != 2 * slabs || col_slots != n / 4)
     throw InternalError(fmt::format("lowering: wgmma dot whose result is not in the wgmma layout at {}", op.loc.str()));
-  const SharedTile ta = dot_operand_tile(op, 0, at), tb = dot_operand_tile(op, 1, bt);
+  const SharedTile ta = dot_operand_tile(op, at), tb = dot_operand_tile(op, bt);
 
   // Descriptor addresses: the operand's address in the shared window (target) plus byte offsets.
   auto address = [&](llvm::Value* p) {

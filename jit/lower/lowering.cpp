@@ -160,7 +160,7 @@ const std::vector<llvm::Value*>& KernelLowering::thread_base(const ir::Type& t) 
     llvm::Value* warp_d = pb.CreateURem(warp, pb.getInt32(l.warps_per_cta[o]));
     lane = pb.CreateUDiv(lane, pb.getInt32(l.threads_per_warp[o]));
     warp = pb.CreateUDiv(warp, pb.getInt32(l.warps_per_cta[o]));
-    llvm::Value* pos = pb.CreateAdd(pb.CreateMul(warp_d, pb.getInt32(l.threads_per_warp[o])), lane_d);
+    llvm::Value* pos = pb.CreateAdd(pb.CreateMul(warp_d, pb.getInt32(l.threads_per_warp[o] * l.repeat(o))), lane_d);
     base[o] = pb.CreateMul(pos, pb.getInt32(l.size_per_thread[o]));
   }
   return bases_[key] = base;

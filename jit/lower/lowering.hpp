@@ -112,15 +112,14 @@ class KernelLowering {
   void lower_inline_asm(const ir::Op& op);  // lower_inline_asm.cpp
   // How a dot operand tile lies in shared memory (lower_wgmma.cpp): row-major with padded rows
   // (swizzle 0: mma.sync and fma loops), or wgmma's canonical layout: `contiguous_dim` stored
-  // contiguously in swizzled blocks of `swizzle` bytes, A's rows permuted for the warpgroups.
+  // contiguously in swizzled blocks of `swizzle` bytes, rows in tile order.
   struct SharedTile {
     std::int64_t rows = 0, cols = 0, esz = 0;
     std::int64_t row_stride = 0;  // padded layout: elements from one row to the next
     int contiguous_dim = 1;
     std::int64_t swizzle = 0;
-    int permute_rows_for_warps = 0;  // A of a wgmma dot: num_warps; else 0
   };
-  SharedTile dot_operand_tile(const ir::Op& dot, int operand, const ir::Type& t) const;
+  SharedTile dot_operand_tile(const ir::Op& dot, const ir::Type& t) const;
   // Byte offset (i32) of element (row, col) of a tile laid out as `s`.
   llvm::Value* shared_tile_offset(const SharedTile& s, llvm::Value* row, llvm::Value* col);
   // The byte shift of every element of `s` moved by (d_row, d_col), where that move is a pure

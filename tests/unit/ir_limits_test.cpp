@@ -109,6 +109,15 @@ TEST_CASE("limits: layouts the layout math can use", "[ir][limits]") {
   verify_rejects(*with_layout("#blocked<[1,4], [2,16], [8,1], [1,0]>"),
                  "warps_per_cta multiply to 8, but the kernel has num_warps = 4");
   verify_rejects(*with_layout("#blocked<[1,4], [2,16], [4,1], [1,1]>"), "order is not a permutation of its dims");
+  // lane_repeat (wgmma's accumulator): printed as it was written, powers of two, one per dim.
+  const std::string wgmma = "#blocked<[1,2], [8,4], [4,1], [1,0], lane_repeat = [2,1]>";
+  auto repeated = with_layout(wgmma);
+  REQUIRE_NOTHROW(verify(*repeated));
+  REQUIRE(to_string(repeated->entry().ops.at(0)->result()->type) == "<64x64xi32, " + wgmma + ">");
+  auto ones = with_layout("#blocked<[1,2], [8,4], [4,1], [1,0], lane_repeat = [1,1]>");
+  REQUIRE(to_string(ones->entry().ops.at(0)->result()->type) == "<64x64xi32, #blocked<[1,2], [8,4], [4,1], [1,0]>>");
+  verify_rejects(*with_layout("#blocked<[1,2], [8,4], [4,1], [1,0], lane_repeat = [3,1]>"), "lane_repeat [0] is 3, not a power of two");
+  verify_rejects(*with_layout("#blocked<[1,2], [8,4], [4,1], [1,0], lane_repeat = [2]>"), "has lists of different lengths");
   // Layout entries are ints: a larger number is refused where it stands, not truncated.
   parse_rejects("  %0 = constant {value = 1} : <64x64xi32, #blocked<[1,4294967297], [2,16], [4,1], [1,0]>>\n  return\n",
                 "lim.tir:2:55: a layout entry 4294967297 is out of the range of int");

@@ -319,6 +319,56 @@ TEST_CASE("linear layout: wgmma accumulator matches the PTX fragment", "[linear_
   REQUIRE_THROWS_WITH(wgmma_accumulator({32, 64}, 4), Contains("not a multiple of 64x8"));
 }
 
+// The layout the lowering gives a wgmma dot's result (a blocked layout with a lane repeat) must
+// put every element in the thread that wgmma writes it to: the same set of (row, col) per thread
+// as the PTX fragment above, for the shapes analysis::wgmma_eligible admits. Its slices (a bias
+// row, a per-row scale) follow distribute() too.
+TEST_CASE("linear layout: wgmma_layout holds what the wgmma fragment writes", "[linear_layout]") {
+  int checked = 0;
+  for (auto [m, n] : {std::pair<I, I>{64, 16}, {64, 256}, {128, 128}, {128, 256}, {256, 64}})
+    for (int nw : {4, 8}) {
+      if (m % (16 * nw) != 0) continue;
+      const ir::Layout layout = wgmma_layout({m, n}, nw);
+      INFO(m << "x" << n << " warps " << nw << ": " << ir::to_string(layout));
+      const auto ll = blocked_to_linear(layout, {m, n}, 32);
+      check_against_distribution(ll, {m, n}, layout, 32);
+      const auto ptx = wgmma_accumulator({m, n}, nw);
+      REQUIRE(ll.in_size("register") == ptx.in_size("register"));
+      for (I w = 0; w < nw; ++w)
+        for (I lane = 0; lane < 32; ++lane) {
+          std::set<V> ours, theirs;
+          for (I r = 0; r < ll.in_size("register"); ++r) {
+            ours.insert(ll.apply_rlw(r, lane, w));
+            theirs.insert(ptx.apply_rlw(r, lane, w));
+          }
+          REQUIRE(ours == theirs);
+        }
+      for (int d = 0; d < 2; ++d) {
+        const auto sl = slice_layout(layout, d);
+        const V sub = {d == 0 ? n : m};
+        const auto sll = blocked_to_linear(sl, sub, 32);
+        check_against_distribution(sll, sub, sl, 32);
+        REQUIRE(slice(ll, d) == sll);
+      }
+      ++checked;
+    }
+  REQUIRE(checked == 8);
+  // Rows fewer than the repeats need (a broadcast row, a small tile): the repeats that would land
+  // on an element the thread already holds are dropped.
+  for (I rows : {1, 2, 8, 16, 32}) {
+    const ir::Layout layout = wgmma_layout({64, 64}, 4);
+    INFO(rows << " rows");
+    check_against_distribution(blocked_to_linear(layout, {rows, 64}, 32), {rows, 64}, layout, 32);
+    const auto d = distribute(tile({rows, 64}, layout));
+    REQUIRE(d.slots[0] == std::min<I>(rows, rows >= 16 ? 2 : 1));
+    for (int tid = 0; tid < 128; ++tid) {
+      std::set<V> held;
+      for (I k = 0; k < d.num_slots(); ++k) held.insert(dist_coords(d, tid, k, 32));
+      REQUIRE(static_cast<I>(held.size()) == d.num_slots());
+    }
+  }
+}
+
 TEST_CASE("linear layout: NVMMA shared swizzles", "[linear_layout]") {
   REQUIRE(swizzle_bytes_for(256) == 128);
   REQUIRE(swizzle_bytes_for(128) == 128);
