@@ -142,21 +142,31 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
                                          b_.getInt32Ty());
     return b_.CreateAdd(target_.shared_window_address(b_, smem_), offset);
   };
+  // A descriptor is its start address's 14-bit field (address / 16) and constant fields. Every
+  // k16 step's descriptor is the first one's plus a constant: shared addresses lie below 2^18, so
+  // adding to the start field never carries out of it, and each wgmma's descriptors are one add
+  // from the loop's (not a shift, mask and or per wgmma, as ptxas otherwise keeps them).
+  struct Descriptor {
+    llvm::Value* start_field;  // i32: (address >> 4) & 0x3fff
+    std::uint64_t fields;
+  };
   auto descriptor = [&](llvm::Value* start, I leading, I stride, I swizzle) {
-    llvm::Value* d = b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(start, i32(b_, 4)), i32(b_, 0x3fff)), b_.getInt64Ty());
     const std::uint64_t fields = (static_cast<std::uint64_t>((leading >> 4) & 0x3fff) << 16) |
                                  (static_cast<std::uint64_t>((stride >> 4) & 0x3fff) << 32) | (swizzle_mode(swizzle) << 62);
-    return b_.CreateOr(d, b_.getInt64(fields));
+    return Descriptor{b_.CreateAnd(b_.CreateLShr(start, i32(b_, 4)), i32(b_, 0x3fff)), fields};
+  };
+  auto at_offset = [&](const Descriptor& d, I bytes) {
+    llvm::Value* field = bytes == 0 ? d.start_field : b_.CreateAdd(d.start_field, i32(b_, bytes >> 4));
+    return b_.CreateOr(b_.CreateZExt(field, b_.getInt64Ty()), b_.getInt64(d.fields));
   };
   llvm::Value* a_base = address(a_smem);
   llvm::Value* b_base = address(b_smem);
   llvm::Value* group = b_.CreateUDiv(warp_id(), i32(b_, 4));
-  // A K-major operand of `rows` rows (M or N) from `first_row` (its address), at k = 16kk: the
-  // k-block of the swizzle width holding column 16kk, and the bytes into its rows.
-  auto k_major = [&](llvm::Value* first_row, const SharedTile& t, I rows, I kk) {
+  // A K-major operand of `rows` rows (M or N), at k = 16kk: the k-block of the swizzle width
+  // holding column 16kk, and the bytes into its rows, from the operand's first row.
+  auto k_major_offset = [&](const SharedTile& t, I rows, I kk) {
     const I per_block = t.swizzle / t.esz, col = 16 * kk;
-    llvm::Value* start = b_.CreateAdd(first_row, i32(b_, (col / per_block) * rows * t.swizzle + (col % per_block) * t.esz));
-    return descriptor(start, 16, 8 * t.swizzle, t.swizzle);
+    return (col / per_block) * rows * t.swizzle + (col % per_block) * t.esz;
   };
   // A's slab s of this warpgroup starts at row 64 * (s * groups + group). M-major, each slab is
   // one M block of the 128-byte swizzle (64 16-bit elements; M >= 64 makes the swizzle 128), K
@@ -164,21 +174,24 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   const bool trans_a = ta.contiguous_dim == 0;
   if (trans_a && ta.swizzle / ta.esz != 64)
     throw InternalError(fmt::format("lowering: M-major wgmma A with {}-byte swizzle blocks at {}", ta.swizzle, op.loc.str()));
-  auto desc_a = [&](I s, I kk) {
+  std::vector<Descriptor> a_slabs;
+  for (I s = 0; s < slabs; ++s) {
     llvm::Value* slab = b_.CreateAdd(i32(b_, s * groups), group);
-    if (trans_a) {
-      llvm::Value* start = b_.CreateAdd(a_base, b_.CreateMul(slab, i32(b_, k * ta.swizzle)));
-      return descriptor(b_.CreateAdd(start, i32(b_, 16 * kk * ta.swizzle)), k * ta.swizzle, 8 * ta.swizzle, ta.swizzle);
-    }
-    llvm::Value* slab_row = b_.CreateMul(slab, i32(b_, 64));
-    return k_major(b_.CreateAdd(a_base, b_.CreateMul(slab_row, i32(b_, ta.swizzle))), ta, m, kk);
+    if (trans_a)
+      a_slabs.push_back(descriptor(b_.CreateAdd(a_base, b_.CreateMul(slab, i32(b_, k * ta.swizzle))), k * ta.swizzle,
+                                   8 * ta.swizzle, ta.swizzle));
+    else
+      a_slabs.push_back(descriptor(b_.CreateAdd(a_base, b_.CreateMul(slab, i32(b_, 64 * ta.swizzle))), 16, 8 * ta.swizzle,
+                                   ta.swizzle));
+  }
+  auto desc_a = [&](I s, I kk) {
+    return at_offset(a_slabs[static_cast<std::size_t>(s)], trans_a ? 16 * kk * ta.swizzle : k_major_offset(ta, m, kk));
   };
   // B N-major: k rows 16kk.., N blocks K * W apart; K-major: like A, N rows.
   const bool trans_b = tb.contiguous_dim == 1;
-  auto desc_b = [&](I kk) {
-    if (trans_b) return descriptor(b_.CreateAdd(b_base, i32(b_, 16 * kk * tb.swizzle)), k * tb.swizzle, 8 * tb.swizzle, tb.swizzle);
-    return k_major(b_base, tb, n, kk);
-  };
+  const Descriptor b_desc = trans_b ? descriptor(b_base, k * tb.swizzle, 8 * tb.swizzle, tb.swizzle)
+                                    : descriptor(b_base, 16, 8 * tb.swizzle, tb.swizzle);
+  auto desc_b = [&](I kk) { return at_offset(b_desc, trans_b ? 16 * kk * tb.swizzle : k_major_offset(tb, n, kk)); };
 
   // Accumulator register v of slab s (n/2 per slab) is row slot 2s + (v/2)%2, column slot
   // 2*(v/4) + v%2 of the layout.
