@@ -231,7 +231,9 @@ class NvptxTarget final : public lower::Target {
     const auto id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
                     : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
                                  : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
-    llvm::Value* size = b.CreateSelect(pred, b.getInt32(static_cast<std::uint32_t>(bytes)), b.getInt32(0));
+    // The freeze keeps the mask one predicate: without it LLVM splits select(a & b & c, 16, 0)
+    // into a chain of selects that ptxas evaluates one by one per copy.
+    llvm::Value* size = b.CreateSelect(b.CreateFreeze(pred), b.getInt32(static_cast<std::uint32_t>(bytes)), b.getInt32(0));
     b.CreateIntrinsic(id, {}, {shared, global, size});
   }
   void async_commit(llvm::IRBuilder<>& b) const override {
