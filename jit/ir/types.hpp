@@ -47,7 +47,8 @@ std::string tile_shape_problem(std::span<const std::int64_t> shape, std::string_
 // along dim d a thread holds lane_repeat[d] groups of size_per_thread elements that lie one
 // warp's lane tile (size_per_thread * threads_per_warp) apart before the warps take over. It is
 // what wgmma's accumulator needs (rows r and r + 8 in one thread, warps 16 rows apart:
-// analysis::wgmma_layout); every layout the pass picks for loads and stores leaves it empty.
+// analysis::wgmma_layout, and the values computed and stored in it); every other layout leaves
+// it empty.
 // Slice: the parent blocked layout applied to the shape with a 1 inserted at `slice_dim`; it is
 // the layout of a value that expand_dims turns into a parent-layout tile (and, later, of a
 // reduction's result).
