@@ -231,8 +231,9 @@ class NvptxTarget final : public lower::Target {
     const auto id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
                     : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
                                  : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
-    // The freeze keeps the mask one predicate: without it LLVM splits select(a & b & c, 16, 0)
-    // into a chain of selects that ptxas evaluates one by one per copy.
+    // The freeze keeps the mask one predicate in the kernels measured (the tn matmul: 7%):
+    // without it LLVM splits select(a & b & c, 16, 0) into a chain of selects that ptxas
+    // evaluates one by one per copy. Not in every kernel: notes/tensor-cores.md, session 21.
     llvm::Value* size = b.CreateSelect(b.CreateFreeze(pred), b.getInt32(static_cast<std::uint32_t>(bytes)), b.getInt32(0));
     b.CreateIntrinsic(id, {}, {shared, global, size});
   }
