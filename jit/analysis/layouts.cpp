@@ -160,10 +160,9 @@ Distribution distribute(const ir::Type& t) {
     dist.shape.insert(dist.shape.begin() + dist.slice_dim, 1);
   }
   const auto& l = dist.layout;
-  if (static_cast<int>(dist.shape.size()) != l.parent_rank())
+  if (static_cast<int>(dist.shape.size()) != l.parent_rank() ||
+      (!l.lane_repeat.empty() && static_cast<int>(l.lane_repeat.size()) != l.parent_rank()))
     throw InternalError("distribute: layout rank does not match " + ir::to_string(t));
-  if (!l.lane_repeat.empty() && static_cast<int>(l.lane_repeat.size()) != l.parent_rank())
-    throw InternalError("distribute: lane_repeat rank does not match " + ir::to_string(t));
   for (int d = 0; d < l.parent_rank(); ++d) {
     // A dim shorter than the lane repeats (a broadcast row of an accumulator) keeps only the
     // repeats that land on distinct elements: a thread never holds one element twice.

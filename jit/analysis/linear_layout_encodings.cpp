@@ -92,12 +92,13 @@ LinearLayout blocked_to_linear(const ir::Layout& layout, const std::vector<I>& s
   const std::size_t rank = full.size();
   const auto& l = layout;
   if (static_cast<std::size_t>(l.parent_rank()) != rank || l.threads_per_warp.size() != rank || l.warps_per_cta.size() != rank ||
-      l.order.size() != rank)
+      l.order.size() != rank || (!l.lane_repeat.empty() && l.lane_repeat.size() != rank))
     throw InternalError("blocked_to_linear: layout " + ir::to_string(layout) + " does not have rank " + std::to_string(rank) +
                         " for shape " + shape_text(shape));
   I threads = 1;
   for (std::size_t d = 0; d < rank; ++d) {
-    if (!pow2(l.size_per_thread[d]) || !pow2(l.threads_per_warp[d]) || !pow2(l.warps_per_cta[d]))
+    if (!pow2(l.size_per_thread[d]) || !pow2(l.threads_per_warp[d]) || !pow2(l.warps_per_cta[d]) ||
+        !pow2(l.repeat(static_cast<int>(d))))
       throw InternalError("blocked_to_linear: layout " + ir::to_string(layout) + " has a size that is not a power of two");
     threads *= l.threads_per_warp[d];
   }

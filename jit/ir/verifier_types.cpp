@@ -25,22 +25,13 @@ std::string pow2_list_problem(const std::vector<int>& list, const char* what, st
   return "";
 }
 
-// lane_repeat (types.hpp): empty, or one power of two per parent dim.
-std::string lane_repeat_problem(const Layout& l, const std::string& type) {
-  if (l.lane_repeat.empty()) return "";
-  if (static_cast<int>(l.lane_repeat.size()) != l.parent_rank()) return fmt::format("layout of {} has lists of different lengths", type);
-  std::int64_t product = 1;
-  std::string p = pow2_list_problem(l.lane_repeat, "lane_repeat", kMaxTileElements, product);
-  return p.empty() ? "" : fmt::format("layout of {}: {}", type, p);
-}
-
 std::string layout_problem(const Type& t, int num_warps) {
   const Layout& l = t.layout;
   const std::string type = to_string(t);
   if (!t.is_tile()) return fmt::format("scalar type {} cannot carry a layout", type);
   int r = l.parent_rank();
   if (static_cast<int>(l.threads_per_warp.size()) != r || static_cast<int>(l.warps_per_cta.size()) != r ||
-      static_cast<int>(l.order.size()) != r)
+      static_cast<int>(l.order.size()) != r || (!l.lane_repeat.empty() && static_cast<int>(l.lane_repeat.size()) != r))
     return fmt::format("layout of {} has lists of different lengths", type);
   int expected = l.kind == Layout::Kind::Slice ? t.rank() + 1 : t.rank();
   if (r != expected) return fmt::format("layout of {} has rank {}, expected {}", type, r, expected);
@@ -50,6 +41,8 @@ std::string layout_problem(const Type& t, int num_warps) {
   std::string p = pow2_list_problem(l.size_per_thread, "size_per_thread", kMaxTileElements, spt);
   if (p.empty()) p = pow2_list_problem(l.threads_per_warp, "threads_per_warp", 64, lanes);
   if (p.empty()) p = pow2_list_problem(l.warps_per_cta, "warps_per_cta", 64, warps);
+  std::int64_t repeats = 1;  // lane_repeat (types.hpp): empty, or powers of two
+  if (p.empty()) p = pow2_list_problem(l.lane_repeat, "lane_repeat", kMaxTileElements, repeats);
   if (!p.empty()) return fmt::format("layout of {}: {}", type, p);
   if (lanes != 32 && lanes != 64)
     return fmt::format("layout of {}: threads_per_warp multiply to {}, not a warp (32 or 64 lanes)", type, lanes);
@@ -61,7 +54,7 @@ std::string layout_problem(const Type& t, int num_warps) {
     if (d < 0 || d >= r || seen[d]) return fmt::format("layout of {}: order is not a permutation of its dims", type);
     seen[d] = true;
   }
-  return lane_repeat_problem(l, type);
+  return "";
 }
 
 }  // namespace

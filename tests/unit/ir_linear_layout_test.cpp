@@ -353,6 +353,11 @@ TEST_CASE("linear layout: wgmma_layout holds what the wgmma fragment writes", "[
       ++checked;
     }
   REQUIRE(checked == 8);
+  ir::Layout short_repeat = wgmma_layout({64, 64}, 4), odd_repeat = short_repeat;
+  short_repeat.lane_repeat = {2};
+  odd_repeat.lane_repeat = {3, 1};
+  REQUIRE_THROWS_WITH(blocked_to_linear(short_repeat, {64, 64}, 32), Contains("does not have rank 2"));
+  REQUIRE_THROWS_WITH(blocked_to_linear(odd_repeat, {64, 64}, 32), Contains("not a power of two"));
   // Rows fewer than the repeats need (a broadcast row, a small tile): the repeats that would land
   // on an element the thread already holds are dropped.
   for (I rows : {1, 2, 8, 16, 32}) {
