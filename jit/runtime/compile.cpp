@@ -9,11 +9,8 @@
 #include "jit/ir/verifier.hpp"
 #include "jit/runtime/disk_cache.hpp"
 #include "jit/runtime/options.hpp"
-#include "jit/transforms/assign_layouts.hpp"
-#include "jit/transforms/legalize_fp8.hpp"
-#include "jit/transforms/rewrite.hpp"
-#include "jit/transforms/sink.hpp"
 #include "jit/transforms/passes.hpp"
+#include "jit/transforms/rewrite.hpp"
 
 namespace tessera::runtime {
 
@@ -60,17 +57,22 @@ std::unique_ptr<ir::Module> trace_verified(const detail::KernelDef& def, const M
   return m;
 }
 
+// Runs `passes` one at a time, each verified, and under TESSERA_DUMP=ir prints the IR after every
+// one, as Halide's Lower.cpp logs each step: the compile's one script, for the build, compile_only
+// and the interpreter alike (optimize, then codegen's target passes).
+void run_logged(ir::Module& m, const std::vector<std::string>& passes, const transforms::PassContext& context) {
+  auto print_after = [](const ir::Module& mod, std::string_view pass) {
+    dump(fmt::format("IR after pass '{}'", pass).c_str(), mod.name, ir::print(mod));
+  };
+  transforms::run_pass_pipeline(m, passes, context, env_options().dump_ir ? +print_after : nullptr);
+}
+
 void optimize(ir::Module& m, bool keep_asserts) {
   if (!keep_asserts) transforms::erase_asserts(m);
-  // One pass at a time, each verified (run_pass_pipeline), and under TESSERA_DUMP=ir the IR after
-  // every pass, as Halide's Lower.cpp logs each step.
-  const bool dump_each = env_options().dump_ir;
-  for (const std::string& pass : transforms::default_pipeline()) {
-    transforms::run_pass_pipeline(m, std::span<const std::string>(&pass, 1));
-    if (dump_each) dump(("IR after pass '" + pass + "'").c_str(), m.name, ir::print(m));
-  }
+  // Target-independent: the context's target is not read (the interpreter runs this IR too).
+  run_logged(m, transforms::default_pipeline(), transforms::pass_context(m, "sm_80"));
   ir::verify(m);
-  if (dump_each) dump("optimized IR", m.name, ir::print(m));
+  if (env_options().dump_ir) dump("optimized IR", m.name, ir::print(m));
 }
 
 std::unique_ptr<ir::Module> trace_and_optimize(const detail::KernelDef& def, const MetaValues& meta,
@@ -84,10 +86,7 @@ lower::DeviceBinary codegen(ir::Module& m, const std::string& target, const Comp
                             std::string* ir_with_layouts) {
   const EnvOptions& env = env_options();
   lower::target_warp_size(target);  // an unknown target is an Error here, before any pass
-  transforms::legalize_fp8(m);
-  transforms::assign_layouts(m, analysis::target_info(target));
-  transforms::sink_pure_ops(m);
-  ir::verify(m);
+  run_logged(m, transforms::target_pipeline(), transforms::pass_context(m, target));
   if (env.dump_ir) dump("IR with layouts", m.name, ir::print(m));
   if (ir_with_layouts) *ir_with_layouts = ir::print(m);
   lower::CodegenOptions cg{.max_registers = options.maxnreg,

@@ -2,8 +2,10 @@
 // each) and prints the result. The golden tests in tests/ir/ drive it; it is also the way to look
 // at one pass in isolation while debugging.
 //
-//   tessera-opt [--pass NAME]... [--no-loc] [file|-]
+//   tessera-opt [--target NAME] [--pass NAME]... [--no-loc] [file|-]
 //   tessera-opt --list-passes
+// --target: the compile target the passes see (their PassContext): sm_80 by default, sm_90a
+// (wgmma), gfx* or host64 (warps of 64), host.
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -23,13 +25,14 @@ namespace {
 
 struct Options {
   std::vector<std::string> passes;
+  std::string target = "sm_80";
   bool locations = true;
   bool list_passes = false;
   std::string input = "-";
 };
 
 constexpr const char* kUsage =
-    "usage: tessera-opt [--pass NAME]... [--no-loc] [file|-]\n"
+    "usage: tessera-opt [--target NAME] [--pass NAME]... [--no-loc] [file|-]\n"
     "       tessera-opt --list-passes\n";
 
 Options parse_args(int argc, char** argv) {
@@ -42,6 +45,12 @@ Options parse_args(int argc, char** argv) {
       o.passes.emplace_back(argv[++i]);
     } else if (a.rfind("--pass=", 0) == 0) {
       o.passes.push_back(a.substr(7));
+    } else if (a == "--target" || a.rfind("--target=", 0) == 0) {
+      if (a == "--target" && i + 1 >= argc) throw tessera::Error("--target needs a target name");
+      o.target = a == "--target" ? argv[++i] : a.substr(9);
+      const bool known = o.target.rfind("sm_", 0) == 0 || o.target.rfind("gfx", 0) == 0 || o.target == "host" ||
+                         o.target == "host64";
+      if (!known) throw tessera::Error("unknown target '" + o.target + "' (sm_NN, gfxNNN, host or host64)");
     } else if (a == "--no-loc") {
       o.locations = false;
     } else if (a == "--list-passes") {
@@ -87,7 +96,7 @@ int run(const Options& o) {
   }
   auto m = tessera::ir::parse_module(read_input(o.input), o.input == "-" ? "<stdin>" : o.input);
   tessera::ir::verify(*m);
-  tessera::transforms::run_pass_pipeline(*m, o.passes);
+  tessera::transforms::run_pass_pipeline(*m, o.passes, tessera::transforms::pass_context(*m, o.target));
   std::cout << tessera::ir::print(*m, {.locations = o.locations});
   return 0;
 }

@@ -17,20 +17,26 @@
 namespace tessera::transforms {
 namespace {
 
+// Passes that need nothing of the context beyond the module take it as unused.
+template <void (*Pass)(ir::Module&)>
+void module_only(ir::Module& m, const PassContext&) {
+  Pass(m);
+}
+
 constexpr PassInfo kPasses[] = {
-    {"canonicalize", "fold constants, apply local identities, inline if with a constant condition", canonicalize},
-    {"cse", "merge equal pure ops where the first dominates the second", cse},
-    {"dce", "remove ops without side effects whose results are unused", dce},
-    {"hoist-loads", "move loads up to the last write or dependency, to overlap their latency", hoist_loads},
-    {"pipeline", "with num_stages >= 2: issue the loads feeding a loop's dot one iteration ahead", pipeline_dot_loads},
-    {"legalize-fp8", "compute fp8 ops in f32: casts around them (the lowering keeps fp8 in moves and casts only)", legalize_fp8},
-    // The layout pass as the NVIDIA pipelines run it (warps of 32; sm_80, and sm_90a with wgmma),
-    // for tessera-opt and golden tests.
+    {"canonicalize", "fold constants, apply local identities, inline if with a constant condition", module_only<canonicalize>},
+    {"cse", "merge equal pure ops where the first dominates the second", module_only<cse>},
+    {"dce", "remove ops without side effects whose results are unused", module_only<dce>},
+    {"hoist-loads", "move loads up to the last write or dependency, to overlap their latency", module_only<hoist_loads>},
+    {"pipeline", "with num_stages >= 2: issue the loads feeding a loop's dot one iteration ahead",
+     [](ir::Module& m, const PassContext& c) { pipeline_dot_loads(m, c.num_stages); }},
+    {"legalize-fp8", "compute fp8 ops in f32: casts around them (the lowering keeps fp8 in moves and casts only)", module_only<legalize_fp8>},
     {"coalesce", "give tiles layouts: coalesced for memory accesses, blocked or slice elsewhere; insert conversions",
-     [](ir::Module& m) { assign_layouts(m, analysis::target_info("sm_80")); }},
+     [](ir::Module& m, const PassContext& c) { assign_layouts(m, c.target); }},
+    // The layout pass as sm_90a runs it whatever the context's target, for golden tests.
     {"coalesce-sm90a", "coalesce as for sm_90a: dots that can run on wgmma are marked and take its accumulator layout",
-     [](ir::Module& m) { assign_layouts(m, analysis::target_info("sm_90a")); }},
-    {"sink", "move pure ops whose first user follows a loop or a conversion down to it (after the layout pass)", sink_pure_ops},
+     [](ir::Module& m, const PassContext&) { assign_layouts(m, analysis::target_info("sm_90a")); }},
+    {"sink", "move pure ops whose first user follows a loop or a conversion down to it (after the layout pass)", module_only<sink_pure_ops>},
 };
 
 }  // namespace
@@ -48,8 +54,14 @@ std::vector<std::string> pass_names() {
 }
 
 std::vector<std::string> default_pipeline() { return {"canonicalize", "cse", "dce", "hoist-loads", "pipeline"}; }
+std::vector<std::string> target_pipeline() { return {"legalize-fp8", "coalesce", "sink"}; }
 
-void run_pass_pipeline(ir::Module& m, std::span<const std::string> names) {
+PassContext pass_context(const ir::Module& m, const std::string& target_name) {
+  return PassContext{.target = analysis::target_info(target_name), .num_warps = m.num_warps, .num_stages = m.num_stages};
+}
+
+void run_pass_pipeline(ir::Module& m, std::span<const std::string> names, const PassContext& context,
+                       void (*after_each)(const ir::Module&, std::string_view)) {
   std::vector<const PassInfo*> passes;
   for (const auto& name : names) {
     const PassInfo* p = find_pass(name);
@@ -57,13 +69,18 @@ void run_pass_pipeline(ir::Module& m, std::span<const std::string> names) {
     passes.push_back(p);
   }
   for (const PassInfo* p : passes) {
-    p->run(m);
+    p->run(m, context);
     try {
       ir::verify(m);
     } catch (const ProgramError& e) {
       throw InternalError(fmt::format("pass '{}' produced invalid IR: {}", p->name, e.what()));
     }
+    if (after_each) after_each(m, p->name);
   }
+}
+
+void run_pass_pipeline(ir::Module& m, std::span<const std::string> names) {
+  run_pass_pipeline(m, names, pass_context(m, "sm_80"));
 }
 
 }  // namespace tessera::transforms

@@ -257,10 +257,10 @@ void visit(ir::Block& b, int num_stages, int& next_ring) {
 
 }  // namespace
 
-void pipeline_dot_loads(ir::Module& m) {
-  if (m.num_stages < 2) return;
+void pipeline_dot_loads(ir::Module& m, int num_stages) {
+  if (num_stages < 2) return;
   int next_ring = 0;
-  visit(m.entry(), m.num_stages, next_ring);
+  visit(m.entry(), num_stages, next_ring);
   cse(m);  // the loads' shared arithmetic, cloned once per load
   dce(m);  // the original loads and their address arithmetic
 }

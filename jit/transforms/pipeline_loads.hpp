@@ -3,8 +3,8 @@
 
 namespace tessera::transforms {
 
-// Software pipelining of the loads that feed a loop's dot (num_stages >= 2; the module's
-// num_stages): each such load of iteration i+1 is issued in iteration i, before the dot of
+// Software pipelining of the loads that feed a loop's dot (num_stages >= 2: the pass context's,
+// which is the launch's): each such load of iteration i+1 is issued in iteration i, before the dot of
 // iteration i, and carried around the loop in registers, so that its global-memory latency
 // overlaps the tensor-core work; a prologue loads iteration 0 before the loop.
 //
@@ -29,6 +29,6 @@ namespace tessera::transforms {
 // stores or runs atomics is left alone), in loops with a positive constant step. `iv + j*s < ub`
 // is computed exactly (in 64 bits; in the loop as iv < a bound computed before it), so
 // prefetches past the end are masked off even where the i32 wraps.
-void pipeline_dot_loads(ir::Module& m);
+void pipeline_dot_loads(ir::Module& m, int num_stages);
 
 }  // namespace tessera::transforms

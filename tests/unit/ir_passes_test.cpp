@@ -100,6 +100,77 @@ TEST_CASE("passes: registry and pipeline", "[ir][passes]") {
   REQUIRE_THROWS_WITH(run_pass_pipeline(*m, bad), Catch::Contains("unknown pass 'nope' (known: canonicalize, cse, dce, hoist-loads, pipeline, legalize-fp8, coalesce, coalesce-sm90a, sink)"));
 }
 
+namespace {
+// A 64 x 64 x 64 f16 dot in a loop over K (4 warps, one warpgroup): wgmma-eligible, and its loads
+// pipelinable (zero `other`, used by the dot alone).
+constexpr const char* kDotLoop = R"(kernel @dot_loop(%a: ptr<f16> {divisibility = 16}, %b: ptr<f16> {divisibility = 16}, %c: ptr<f32> {divisibility = 16}, %n: i32) num_warps = 4 {
+  %0 = arange {end = 64, start = 0} : <64xi32>
+  %1 = expand_dims %0 {axis = 1} : <64x1xi32>
+  %2 = constant {value = 64} : <64x1xi32>
+  %3 = mul %1, %2 : <64x1xi32>
+  %4 = broadcast %3 : <64x64xi32>
+  %5 = expand_dims %0 {axis = 0} : <1x64xi32>
+  %6 = broadcast %5 : <64x64xi32>
+  %7 = add %4, %6 : <64x64xi32>
+  %8 = constant {value = 0.0} : <64x64xf32>
+  %9 = constant {value = 0} : i32
+  %10 = constant {value = 4096} : i32
+  %11 = for %9, %n, %10, %8 : <64x64xf32> {
+  ^bb(%12: i32, %13: <64x64xf32>):
+    %14 = splat %12 : <64x64xi32>
+    %15 = add %7, %14 : <64x64xi32>
+    %16 = splat %a : <64x64xptr<f16>>
+    %17 = addptr %16, %15 : <64x64xptr<f16>>
+    %18 = load %17 : <64x64xf16>
+    %19 = splat %b : <64x64xptr<f16>>
+    %20 = addptr %19, %15 : <64x64xptr<f16>>
+    %21 = load %20 : <64x64xf16>
+    %22 = dot %18, %21, %13 : <64x64xf32>
+    yield %22
+  }
+  %23 = splat %c : <64x64xptr<f32>>
+  %24 = addptr %23, %7 : <64x64xptr<f32>>
+  store %24, %11
+  return
+}
+)";
+
+std::string run_in(const PassContext& context, std::vector<std::string> passes) {
+  auto m = parse_module(kDotLoop);
+  verify(*m);
+  run_pass_pipeline(*m, passes, context);
+  return print(*m, {.locations = false});
+}
+}  // namespace
+
+TEST_CASE("passes: every pass sees one context (target, num_warps, num_stages)", "[ir][passes]") {
+  CHECK(target_pipeline() == std::vector<std::string>{"legalize-fp8", "coalesce", "sink"});
+  auto m = parse_module(kDotLoop);
+  m->num_stages = 3;
+  const PassContext sm90 = pass_context(*m, "sm_90a");
+  CHECK(sm90.target.wgmma);
+  CHECK(sm90.target.warp_size == 32);
+  CHECK(sm90.num_warps == 4);
+  CHECK(sm90.num_stages == 3);
+  CHECK(pass_context(*m, "host64").target.warp_size == 64);
+  CHECK_FALSE(pass_context(*m, "sm_80").target.wgmma);
+  // coalesce takes the context's target: wgmma on sm_90a, mma.sync on sm_80.
+  CHECK_THAT(run_in(sm90, {"coalesce"}), Catch::Contains("wgmma = 1"));
+  CHECK_THAT(run_in(pass_context(*m, "sm_80"), {"coalesce"}), !Catch::Contains("wgmma"));
+  // pipeline takes the context's num_stages (the module here says 1).
+  PassContext staged = sm90;
+  CHECK_THAT(run_in(staged, {"pipeline"}), Catch::Contains("async_ring"));
+  staged.num_stages = 1;
+  CHECK_THAT(run_in(staged, {"pipeline"}), !Catch::Contains("async_ring"));
+  // The hook runs after each pass, in order, once the pass's IR verified.
+  static std::vector<std::string> seen;
+  seen.clear();
+  auto fresh = parse_module(kDotLoop);
+  run_pass_pipeline(*fresh, target_pipeline(), sm90,
+                    [](const Module&, std::string_view pass) { seen.emplace_back(pass); });
+  CHECK(seen == target_pipeline());
+}
+
 TEST_CASE("canonicalize: folds a chain and inlines a constant if", "[ir][passes]") {
   std::string out = run(R"(kernel @k(%p: ptr<i32>) num_warps = 4 {
   %0 = constant {value = 2147483647} : i32

@@ -238,7 +238,7 @@ std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages, bool
                                        row_major_offsets("aoff", "rm", "rk", m, k), row_major_offsets("boff", "rk", "rn", k, n));
   auto mod = ir::parse_module(text);
   ir::verify(*mod);
-  transforms::pipeline_dot_loads(*mod);
+  transforms::pipeline_dot_loads(*mod, mod->num_stages);
   transforms::assign_layouts(*mod, analysis::target_info("sm_90a"));
   ir::verify(*mod);
   return mod;

@@ -71,3 +71,20 @@ TEST_CASE("tessera-opt: 20,000 nested ifs are a parse error, not a crash", "[ir]
   CHECK(r.status == 1);
   CHECK(r.output == "tessera-opt: " + file.string() + ":514:1: regions nested more than 512 deep\n");
 }
+
+TEST_CASE("tessera-opt: --target sets what the passes see", "[ir][tools]") {
+  // The layout pass marks a wgmma-eligible dot (64 x 64 x 64 f16, one warpgroup) on sm_90a only.
+  TempDir d;
+  const fs::path file = d.path / "dot.tir";
+  std::ofstream(file) << "kernel @dot(%a: <64x64xf16>, %b: <64x64xf16>, %c: <64x64xf32>) num_warps = 4 {\n"
+                         "  %0 = dot %a, %b, %c : <64x64xf32>\n  return\n}\n";
+  Run r = run_opt("--target sm_90a --pass coalesce \"" + file.string() + "\"");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("wgmma = 1") != std::string::npos);
+  r = run_opt("--pass coalesce \"" + file.string() + "\"");  // sm_80 by default
+  CHECK(r.status == 0);
+  CHECK(r.output.find("wgmma") == std::string::npos);
+  r = run_opt("--target=vax --pass coalesce \"" + file.string() + "\"");
+  CHECK(r.status == 1);
+  CHECK(r.output == "tessera-opt: unknown target 'vax' (sm_NN, gfxNNN, host or host64)\n");
+}
