@@ -107,11 +107,11 @@ TEST_CASE("dot f16 on the host targets (tensor-core lowering, emulated) matches 
 TEST_CASE("dot bf16 on the host targets (tensor-core lowering, emulated) matches the interpreter", "[host][dot]") {
   check_dot<ts::bfloat16, float>(-1, 1);
 }
-TEST_CASE("dot bf16 with a bf16 C on the host targets (the accumulator to shared memory by stmatrix, emulated) matches",
+TEST_CASE("dot bf16 with a bf16 C on the host targets (the cast accumulator converted through shared memory) matches",
           "[host][dot]") {
-  // A 16-bit C converts the accumulator to the store's layout through shared memory, written by
-  // whole 8x8 blocks where the accumulator is wgmma's (4 and 8 warps): a wrong lane, register or
-  // block address changes elements of C.
+  // A 16-bit C converts the accumulator (wgmma's on 4 and 8 warps, mma.sync's otherwise), cast to
+  // bf16, to the store's coalesced layout through shared memory with 16-byte row padding and
+  // vector loads: a wrong element offset or run length changes elements of C.
   check_dot<ts::bfloat16, ts::bfloat16>(-1, 1);
 }
 TEST_CASE("dot f32, input precision tf32, on the host targets (mma.sync m16n8k8, emulated) matches the interpreter",
