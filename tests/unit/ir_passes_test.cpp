@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
+#include <string>
 
 #include "jit/ir/parser.hpp"
 #include "jit/ir/printer.hpp"
@@ -169,6 +171,61 @@ TEST_CASE("passes: every pass sees one context (target, num_warps, num_stages)",
   run_pass_pipeline(*fresh, target_pipeline(), sm90,
                     [](const Module&, std::string_view pass) { seen.emplace_back(pass); });
   CHECK(seen == target_pipeline());
+}
+
+TEST_CASE("coalesce: a dot operand loaded in registers takes a layout of its own shape", "[ir][passes]") {
+  // num_stages = 1, 8 warps: A (128 x 64) beside a 128 x 128 accumulator. The rank's default is
+  // sized for 128 columns ([2,16] threads per warp), which would hold each of A's elements in two
+  // threads: loaded and stored to shared memory twice (170 registers instead of 125 on sm_90a).
+  const std::string text = R"(kernel @k(%a: ptr<bf16> {divisibility = 16}, %b: ptr<bf16> {divisibility = 16}, %c: ptr<f32> {divisibility = 16}) num_warps = 8 {
+  %0 = arange {end = 128, start = 0} : <128xi32>
+  %1 = arange {end = 64, start = 0} : <64xi32>
+  %2 = expand_dims %0 {axis = 1} : <128x1xi32>
+  %3 = constant {value = 64} : <128x1xi32>
+  %4 = mul %2, %3 : <128x1xi32>
+  %5 = broadcast %4 : <128x64xi32>
+  %6 = expand_dims %1 {axis = 0} : <1x64xi32>
+  %7 = broadcast %6 : <128x64xi32>
+  %8 = add %5, %7 : <128x64xi32>
+  %9 = splat %a : <128x64xptr<bf16>>
+  %10 = addptr %9, %8 : <128x64xptr<bf16>>
+  %11 = load %10 : <128x64xbf16>
+  %12 = expand_dims %1 {axis = 1} : <64x1xi32>
+  %13 = constant {value = 128} : <64x1xi32>
+  %14 = mul %12, %13 : <64x1xi32>
+  %15 = broadcast %14 : <64x128xi32>
+  %16 = expand_dims %0 {axis = 0} : <1x128xi32>
+  %17 = broadcast %16 : <64x128xi32>
+  %18 = add %15, %17 : <64x128xi32>
+  %19 = splat %b : <64x128xptr<bf16>>
+  %20 = addptr %19, %18 : <64x128xptr<bf16>>
+  %21 = load %20 : <64x128xbf16>
+  %22 = constant {value = 0.0} : <128x128xf32>
+  %23 = dot %11, %21, %22 : <128x128xf32>
+  %24 = expand_dims %0 {axis = 1} : <128x1xi32>
+  %25 = constant {value = 128} : <128x1xi32>
+  %26 = mul %24, %25 : <128x1xi32>
+  %27 = broadcast %26 : <128x128xi32>
+  %28 = broadcast %16 : <128x128xi32>
+  %29 = add %27, %28 : <128x128xi32>
+  %30 = splat %c : <128x128xptr<f32>>
+  %31 = addptr %30, %29 : <128x128xptr<f32>>
+  store %31, %23
+  return
+}
+)";
+  // On sm_90a (a wgmma dot); mma.sync dots keep the rank's default for now (assign_layouts.cpp).
+  auto m = parse_module(text);
+  verify(*m);
+  run_pass_pipeline(*m, std::vector<std::string>{"coalesce"}, pass_context(*m, "sm_90a"));
+  const std::string out = print(*m, {.locations = false});
+  // A: 4 x 8 threads over 8-element vectors cover its 64 columns; B keeps the 128-column default.
+  CHECK_THAT(out, Catch::Contains(": <128x64xbf16, #blocked<[1,8], [4,8], [8,1], [1,0]>>"));
+  CHECK_THAT(out, Catch::Contains(": <64x128xbf16, #blocked<[1,8], [2,16], [8,1], [1,0]>>"));
+  // ...and the dot takes both as they are loaded: no conversion of an operand.
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    CHECK_FALSE((line.find("convert_layout") != std::string::npos && line.find("bf16") != std::string::npos));
 }
 
 TEST_CASE("canonicalize: folds a chain and inlines a constant if", "[ir][passes]") {
