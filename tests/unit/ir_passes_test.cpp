@@ -214,18 +214,21 @@ TEST_CASE("coalesce: a dot operand loaded in registers takes a layout of its own
   return
 }
 )";
-  // On sm_90a (a wgmma dot); mma.sync dots keep the rank's default for now (assign_layouts.cpp).
-  auto m = parse_module(text);
-  verify(*m);
-  run_pass_pipeline(*m, std::vector<std::string>{"coalesce"}, pass_context(*m, "sm_90a"));
-  const std::string out = print(*m, {.locations = false});
-  // A: 4 x 8 threads over 8-element vectors cover its 64 columns; B keeps the 128-column default.
-  CHECK_THAT(out, Catch::Contains(": <128x64xbf16, #blocked<[1,8], [4,8], [8,1], [1,0]>>"));
-  CHECK_THAT(out, Catch::Contains(": <64x128xbf16, #blocked<[1,8], [2,16], [8,1], [1,0]>>"));
-  // ...and the dot takes both as they are loaded: no conversion of an operand.
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);)
-    CHECK_FALSE((line.find("convert_layout") != std::string::npos && line.find("bf16") != std::string::npos));
+  // On sm_90a (a wgmma dot) and sm_80 (mma.sync): both stage the operands in shared memory.
+  for (const char* target : {"sm_90a", "sm_80"}) {
+    INFO(target);
+    auto m = parse_module(text);
+    verify(*m);
+    run_pass_pipeline(*m, std::vector<std::string>{"coalesce"}, pass_context(*m, target));
+    const std::string out = print(*m, {.locations = false});
+    // A: 4 x 8 threads over 8-element vectors cover its 64 columns; B keeps the 128-column default.
+    CHECK_THAT(out, Catch::Contains(": <128x64xbf16, #blocked<[1,8], [4,8], [8,1], [1,0]>>"));
+    CHECK_THAT(out, Catch::Contains(": <64x128xbf16, #blocked<[1,8], [2,16], [8,1], [1,0]>>"));
+    // ...and the dot takes both as they are loaded: no conversion of an operand.
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+      CHECK_FALSE((line.find("convert_layout") != std::string::npos && line.find("bf16") != std::string::npos));
+  }
 }
 
 TEST_CASE("canonicalize: folds a chain and inlines a constant if", "[ir][passes]") {
