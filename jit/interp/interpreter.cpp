@@ -11,6 +11,7 @@
 #include "jit/interp/memory.hpp"
 #include "jit/interp/ops.hpp"
 #include "jit/interp/reduce.hpp"
+#include "jit/interp/shared_memory.hpp"
 
 namespace tessera::interp {
 namespace {
@@ -81,6 +82,8 @@ class ProgramRunner {
     point_ = p;
     races_.set_program(p.id);
     env_.clear();
+    views_.clear();
+    shared_.reset();
     const auto& params = module_.entry().args;
     for (std::size_t i = 0; i < params.size(); ++i) env_[params[i].get()] = args[i];
     exec_block(module_.entry());
@@ -114,6 +117,11 @@ class ProgramRunner {
     return i < op.operands.size() ? &operand(op, i) : nullptr;
   }
   void set(const ir::Value* v, Tile t) { env_[v] = std::move(t); }
+  const SmemView& view(const ir::Op& op, std::size_t i) const {
+    auto it = views_.find(op.operands.at(i));
+    if (it == views_.end()) internal_error(op, "a shared buffer is used before it is made");
+    return it->second;
+  }
 
   void check_arity(const ir::Op& op) const {
     const auto& info = op.info();
@@ -182,7 +190,7 @@ class ProgramRunner {
       case OpKind::Assume:
         check_assume(op, operand(op, 0), divisibility_groups(op));
         return set(op.result(), operand(op, 0));
-      case OpKind::Dot: return set(op.result(), eval_dot(op, operand(op, 0), operand(op, 1), operand(op, 2)));
+      case OpKind::Dot: return exec_dot(op);
       case OpKind::Select: return set(op.result(), eval_select(op, operand(op, 0), operand(op, 1), operand(op, 2)));
       case OpKind::InlineAsm:
         throw ProgramError(fmt::format("inline_asm_elementwise at {}: the interpreter cannot run GPU assembly; launch "
@@ -192,6 +200,17 @@ class ProgramRunner {
         return set(op.result(), eval_load(op, mem_, operand(op, 0), optional_operand(op, 1), optional_operand(op, 2)));
       case OpKind::Store: return eval_store(op, mem_, operand(op, 0), operand(op, 1), optional_operand(op, 2));
       case OpKind::DebugBarrier: return;  // a program's ops run whole and in order here (ops.def)
+      case OpKind::LocalAlloc: views_[op.result()] = shared_.alloc(op); return;
+      case OpKind::SmemIndex: views_[op.result()] = shared_.index(op, view(op, 0), scalar_int(op, operand(op, 1))); return;
+      case OpKind::LocalStore: return shared_.store(op, view(op, 0), operand(op, 1));
+      case OpKind::LocalLoad: return set(op.result(), shared_.load(op, view(op, 0)));
+      case OpKind::AsyncCopy: {
+        const ir::Type loaded = op.operands[0]->type.as_register_tile();
+        return shared_.start_copy(op, view(op, 0), eval_load(op, mem_, loaded, operand(op, 1), optional_operand(op, 2), nullptr));
+      }
+      case OpKind::AsyncCommit: return shared_.commit();
+      case OpKind::AsyncWait: return shared_.wait(op);
+      case OpKind::FenceAsyncShared: return;  // ops run in order here (ops.def)
       case OpKind::Assert: return exec_assert(op, point_, operand(op, 0));
       case OpKind::Print: {
         std::vector<const Tile*> args;
@@ -219,6 +238,22 @@ class ProgramRunner {
     if (!op.int_list_attr("divisibility")) return {};
     if (!axis_) axis_.emplace(module_);
     return axis_->get(op.operands[0]).contiguity;
+  }
+
+  // a and b from registers or, where they are views, read from shared memory.
+  void exec_dot(const ir::Op& op) {
+    Tile from_shared[2];
+    const Tile* ab[2];
+    for (int i = 0; i < 2; ++i) {
+      const ir::Type& t = op.operands[i]->type;
+      if (!t.shared) {
+        ab[i] = &operand(op, i);
+        continue;
+      }
+      from_shared[i] = shared_.read(op, view(op, i), t.as_register_tile());
+      ab[i] = &from_shared[i];
+    }
+    set(op.result(), eval_dot(op, *ab[0], *ab[1], operand(op, 2)));
   }
 
   void exec_for(const ir::Op& op) {
@@ -300,6 +335,8 @@ class ProgramRunner {
   ProgramPoint point_;
   std::optional<analysis::AxisInfoAnalysis> axis_;
   std::unordered_map<const ir::Value*, Tile> env_;  // looked up, never iterated
+  std::unordered_map<const ir::Value*, SmemView> views_;  // shared buffers and their stages
+  SharedMemory shared_;
 };
 
 }  // namespace

@@ -53,6 +53,9 @@ class MemoryMap {
 
 Tile eval_addptr(const ir::Op& op, const Tile& ptr, const Tile& offset);
 Tile eval_load(const ir::Op& op, const MemoryMap& mem, const Tile& ptrs, const Tile* mask, const Tile* other);
+// The same read for an op whose result is not the loaded tile (async_copy): `loaded` is its type.
+Tile eval_load(const ir::Op& op, const MemoryMap& mem, const ir::Type& loaded, const Tile& ptrs, const Tile* mask,
+               const Tile* other);
 void eval_store(const ir::Op& op, const MemoryMap& mem, const Tile& ptrs, const Tile& value, const Tile* mask);
 // atomic_rmw and atomic_cas (atomics.cpp): lanes in order, each a read-modify-write of its own.
 Tile eval_atomic_rmw(const ir::Op& op, const MemoryMap& mem, const Tile& ptrs, const Tile& value, const Tile* mask);

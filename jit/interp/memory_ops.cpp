@@ -60,7 +60,11 @@ Tile eval_addptr(const ir::Op& op, const Tile& ptr_in, const Tile& off_in) {
 }
 
 Tile eval_load(const ir::Op& op, const MemoryMap& mem, const Tile& ptrs, const Tile* mask, const Tile* other) {
-  const ir::Type& rt = op.result()->type;
+  return eval_load(op, mem, op.result()->type, ptrs, mask, other);
+}
+
+Tile eval_load(const ir::Op& op, const MemoryMap& mem, const ir::Type& rt, const Tile& ptrs, const Tile* mask,
+               const Tile* other) {
   check_pointers(op, ptrs, rt.dtype);
   if (ptrs.numel() != rt.numel()) internal_error(op, "pointer tile and result differ in shape");
   Tile mask_scratch;

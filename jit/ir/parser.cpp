@@ -207,13 +207,9 @@ class Parser {
 
   Type type() {
     std::size_t start = here();
+    if (r_.try_char('!')) return shared_type(start);
     if (!r_.try_char('<')) return element_type();
-    std::vector<std::int64_t> shape;
-    while (r_.peek() >= '0' && r_.peek() <= '9') {
-      shape.push_back(r_.integer());
-      if (r_.raw_peek() != 'x') r_.fail("expected 'x' after a tile dimension");
-      r_.reset(r_.offset() + 1);
-    }
+    std::vector<std::int64_t> shape = dims();
     if (shape.empty()) r_.fail("a tile type needs at least one dimension, as in <128xf32>");
     Type t = element_type().with_shape(std::move(shape));
     // Triton's tile limits, at the type's text (the verifier checks them again for built IR).
@@ -221,6 +217,51 @@ class Parser {
     if (r_.try_char(',')) t.layout = layout();
     r_.expect_char('>');
     return t;
+  }
+
+  // `128x64x` before an element type.
+  std::vector<std::int64_t> dims() {
+    std::vector<std::int64_t> shape;
+    while (r_.peek() >= '0' && r_.peek() <= '9') {
+      shape.push_back(r_.integer());
+      if (r_.raw_peek() != 'x') r_.fail("expected 'x' after a dimension");
+      r_.reset(r_.offset() + 1);
+    }
+    return shape;
+  }
+
+  // `!smem<3x128x64xbf16, #nvmma<128>>` (ops.def, "Shared memory"), after the '!'.
+  Type shared_type(std::size_t start) {
+    r_.expect_keyword("smem");
+    r_.expect_char('<');
+    std::vector<std::int64_t> shape = dims();
+    if (shape.empty()) r_.fail("a shared buffer type needs at least one dimension, as in !smem<64x32xf16>");
+    Type t = Type::shared_buffer(element_type().dtype, std::move(shape));
+    if (r_.try_char(',')) t.encoding = shared_encoding();
+    r_.expect_char('>');
+    if (auto p = shared_type_problem(t); !p.empty()) r_.fail_at(start, p);
+    return t;
+  }
+
+  SharedEncoding shared_encoding() {
+    r_.expect_char('#');
+    SharedEncoding e;
+    if (r_.try_keyword("padded")) {
+      e.kind = SharedEncoding::Kind::Padded;
+      r_.expect_char('<');
+      e.bytes = small_int("a padding in bytes");
+    } else {
+      r_.expect_keyword("nvmma");
+      e.kind = SharedEncoding::Kind::Nvmma;
+      r_.expect_char('<');
+      e.bytes = small_int("a swizzle width in bytes");
+      if (r_.try_char(',')) {
+        r_.expect_keyword("transposed");
+        e.transposed = true;
+      }
+    }
+    r_.expect_char('>');
+    return e;
   }
 
   Type element_type() {

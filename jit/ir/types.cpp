@@ -113,7 +113,8 @@ std::int64_t Type::numel() const {
 }
 
 bool Type::same_element_and_shape(const Type& o) const {
-  return dtype == o.dtype && (dtype != DType::Ptr || pointee == o.pointee) && shape == o.shape;
+  return dtype == o.dtype && (dtype != DType::Ptr || pointee == o.pointee) && shape == o.shape && shared == o.shared &&
+         encoding == o.encoding;
 }
 
 std::string to_string(const Layout& l) {
@@ -127,9 +128,53 @@ std::string to_string(const Layout& l) {
   return fmt::format("#slice<{}, {}>", l.slice_dim, blocked);
 }
 
+std::string to_string(const SharedEncoding& e) {
+  switch (e.kind) {
+    case SharedEncoding::Kind::RowMajor: return "";
+    case SharedEncoding::Kind::Padded: return fmt::format("#padded<{}>", e.bytes);
+    case SharedEncoding::Kind::Nvmma:
+      return fmt::format("#nvmma<{}{}>", e.bytes, e.transposed ? ", transposed" : "");
+  }
+  return "#unknown";
+}
+
+std::string shared_type_problem(const Type& t) {
+  const std::string text = to_string(t);
+  if (t.shape.empty() || t.shape.size() > 4)
+    return fmt::format("a shared buffer has 1 to 4 dims, {} has {}", text, t.shape.size());
+  std::int64_t n = 1;
+  for (std::size_t d = 0; d < t.shape.size(); ++d) {
+    if (t.shape[d] < 1) return fmt::format("dim {} of {} is {}, not positive", d, text, t.shape[d]);
+    if (__builtin_mul_overflow(n, t.shape[d], &n) || n > (std::int64_t{1} << 22))
+      return fmt::format("{} has more than 2^22 elements", text);
+  }
+  if (t.is_ptr()) return fmt::format("a shared buffer holds numbers, not pointers: {}", text);
+  if (!t.layout.is_none()) return fmt::format("a shared buffer has no register layout: {}", text);
+  const SharedEncoding& e = t.encoding;
+  switch (e.kind) {
+    case SharedEncoding::Kind::RowMajor: return "";
+    case SharedEncoding::Kind::Padded:
+      if (e.bytes < 4 || e.bytes % 4 != 0) return fmt::format("#padded<{}> in {}: the padding is a positive multiple of 4 bytes", e.bytes, text);
+      return "";
+    case SharedEncoding::Kind::Nvmma:
+      if (e.bytes != 32 && e.bytes != 64 && e.bytes != 128)
+        return fmt::format("#nvmma<{}> in {}: the swizzle is 32, 64 or 128 bytes", e.bytes, text);
+      if (e.transposed && t.shape.size() < 2) return fmt::format("{}: a transposed swizzle needs 2 dims or more", text);
+      return "";
+  }
+  return fmt::format("{}: unknown shared encoding", text);
+}
+
 std::string to_string(const Type& t) {
   std::string elem = t.dtype == DType::Ptr ? fmt::format("ptr<{}>", dtype_name(t.pointee))
                                            : std::string(dtype_name(t.dtype));
+  if (t.shared) {
+    std::string s = "!smem<";
+    for (auto d : t.shape) s += fmt::format("{}x", d);
+    s += elem;
+    if (t.encoding.kind != SharedEncoding::Kind::RowMajor) s += ", " + to_string(t.encoding);
+    return s + ">";
+  }
   if (!t.is_tile()) return elem;
   std::string s = "<";
   for (auto d : t.shape) s += fmt::format("{}x", d);

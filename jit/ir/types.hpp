@@ -63,18 +63,40 @@ struct Layout {
   int repeat(int d) const { return lane_repeat.empty() ? 1 : lane_repeat[static_cast<std::size_t>(d)]; }
 };
 
+// How a shared buffer's elements lie in shared memory (ops.def, "Shared memory"): the lowering's
+// concern; the interpreter keeps only the elements.
+struct SharedEncoding {
+  enum class Kind : std::uint8_t { RowMajor, Padded, Nvmma } kind = Kind::RowMajor;
+  int bytes = 0;            // Padded: bytes after each row; Nvmma: the swizzle width (32, 64 or 128)
+  bool transposed = false;  // Nvmma: elements adjacent along the next-to-last dim, not the last
+  bool operator==(const SharedEncoding&) const = default;
+};
+
 struct Type {
   DType dtype = DType::I32;
   DType pointee = DType::I32;         // meaningful only when dtype == Ptr
   std::vector<std::int64_t> shape;    // empty: a scalar
   Layout layout;                      // None until the layout pass runs
+  // A shared buffer (`!smem<...>`, ops.def "Shared memory") rather than a value in registers: it
+  // has a shape and an encoding but no layout, and is_tile() is false for it.
+  bool shared = false;
+  SharedEncoding encoding;            // meaningful only when shared
 
   static Type scalar(DType d) { return Type{d, DType::I32, {}, {}}; }
   static Type pointer(DType pointee) { return Type{DType::Ptr, pointee, {}, {}}; }
+  static Type shared_buffer(DType d, std::vector<std::int64_t> shape, SharedEncoding enc = {}) {
+    Type t = scalar(d);
+    t.shape = std::move(shape);
+    t.shared = true;
+    t.encoding = enc;
+    return t;
+  }
   Type with_shape(std::vector<std::int64_t> s) const { Type t = *this; t.shape = std::move(s); t.layout = {}; return t; }
-  Type element() const { Type t = *this; t.shape.clear(); t.layout = {}; return t; }
+  Type element() const { Type t = *this; t.shape.clear(); t.layout = {}; t.shared = false; t.encoding = {}; return t; }
   Type with_dtype(DType d) const { Type t = *this; t.dtype = d; return t; }
-  bool is_tile() const { return !shape.empty(); }
+  // A shared buffer's elements as a tile in registers (no layout yet).
+  Type as_register_tile() const { Type t = *this; t.shared = false; t.encoding = {}; return t; }
+  bool is_tile() const { return !shape.empty() && !shared; }
   bool is_ptr() const { return dtype == DType::Ptr; }
   // The product of the dims (1 for a scalar). Throws ProgramError when it overflows int64, which
   // only a shape that tile_shape_problem refuses can do.
@@ -86,6 +108,12 @@ struct Type {
 
 std::string to_string(const Type& t);
 std::string to_string(const Layout& l);
+std::string to_string(const SharedEncoding& e);  // "" for RowMajor
+
+// "" when `t` (shared) is a well-formed shared buffer type: 1 to 4 dims, each at least 1, at most
+// 2^22 elements, no pointer elements, a known encoding (Padded: bytes a positive multiple of 4;
+// Nvmma: 32, 64 or 128; transposed only with 2 dims or more); else the problem, in words.
+std::string shared_type_problem(const Type& t);
 
 // What is wrong with an inline_asm of these operand and result types, constraints and pack, or ""
 // (shared by the DSL, which names the user's line, and the verifier).

@@ -47,6 +47,7 @@ class Verifier {
         bad(fmt::format("argument {} has divisibility {} (must be >= 1)", i, module_.arg_facts[i].divisibility));
     for (const auto& a : entry.args) {
       if (a->owner != &entry || a->def) bad(fmt::format("argument {} does not belong to the kernel body", a->index));
+      if (a->type.shared) bad(fmt::format("argument {} is a shared buffer ({}); local_alloc makes one", a->index, to_string(a->type)));
       if (auto p = type_problem(a->type, module_.num_warps); !p.empty()) bad(fmt::format("argument {}: {}", a->index, p));
     }
   }
@@ -97,6 +98,7 @@ class Verifier {
       fail(op, fmt::format("'{}' must have {}, got {}", info.name, count_text(info.num_regions, "region"),
                            op.regions.size()));
     for (int i = 0; i < n; ++i) check_operand(op, i);
+    if (!is_shared_memory_op(op.kind)) check_no_shared_buffer(op);
     for (const auto& r : op.results) {
       if (r->def != &op || r->index != (&r - op.results.data())) fail(op, "result's def/index pointers are stale");
       if (auto p = type_problem(r->type, module_.num_warps); !p.empty()) fail(op, fmt::format("result #{}: {}", r->index, p));
@@ -119,6 +121,19 @@ class Verifier {
                            to_string(v->type)));
   }
 
+  // A shared buffer lives only between the ops of ops.def's "Shared memory": no other op, loop or
+  // branch carries one (the lowering keeps a buffer's address, not a register value).
+  static void check_no_shared_buffer(const Op& op) {
+    for (std::size_t i = 0; i < op.operands.size(); ++i)
+      if (op.operands[i]->type.shared && !(op.kind == OpKind::Dot && i < 2))  // a dot reads a and b from views
+        fail(op, fmt::format("operand #{} is a shared buffer ({}); only the shared-memory ops (local_load, "
+                             "local_store, async_copy, smem_index) and a dot's a and b take one", i, to_string(op.operands[i]->type)));
+    for (const auto& r : op.results)
+      if (r->type.shared)
+        fail(op, fmt::format("'{}' makes a shared buffer ({}); only local_alloc and smem_index do", op.name(),
+                             to_string(r->type)));
+  }
+
   void region(const Op& op, std::size_t i) {
     const Region& r = *op.regions[i];
     if (r.parent != &op || !r.block || r.block->parent != &r) fail(op, fmt::format("region #{}'s parent pointers are stale", i));
@@ -127,6 +142,7 @@ class Verifier {
       fail(op, fmt::format("region #{} of '{}' must end in yield", i, op.name()));
     for (const auto& a : b.args) {
       if (a->owner != &b || a->def) fail(op, fmt::format("region #{}: block argument {} has stale pointers", i, a->index));
+      if (a->type.shared) fail(op, fmt::format("region #{}: block argument {} is a shared buffer; no region carries one", i, a->index));
       if (auto p = type_problem(a->type, module_.num_warps); !p.empty())
         fail(op, fmt::format("region #{}: block argument {}: {}", i, a->index, p));
     }

@@ -481,6 +481,7 @@ std::string reduce_rule(const Op& op) {
 }  // namespace
 
 std::string type_rule_problem(const Op& op) {
+  if (is_shared_memory_op(op.kind)) return shared_memory_rule(op);
   switch (op.info().category) {
     case OpCategory::Binary: return binary_rule(op);
     case OpCategory::Compare: return compare_rule(op);

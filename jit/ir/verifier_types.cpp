@@ -60,6 +60,7 @@ std::string layout_problem(const Type& t, int num_warps) {
 }  // namespace
 
 std::string type_problem(const Type& t, int num_warps) {
+  if (t.shared) return shared_type_problem(t);
   if (t.is_tile())
     if (auto p = tile_shape_problem(t.shape, to_string(t)); !p.empty()) return p;
   if (t.layout.is_none()) return "";

@@ -15,9 +15,14 @@ bool is_pure_compute(const ir::Op& op) {
 bool writes_or_orders_memory(const Op& op) {
   // An atomic writes memory even when its returned old value is unused; a barrier orders it; a
   // print writes the output, in program order; an assert may stop the launch; inline assembly that
-  // is not pure may do any of these.
-  return op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas ||
-         op.kind == OpKind::DebugBarrier || op.kind == OpKind::Print || op.kind == OpKind::Assert || is_impure_asm(op);
+  // is not pure may do any of these. Shared memory: stores and copies write it, a commit or a wait
+  // changes which copies have landed, a fence orders it.
+  switch (op.kind) {
+    case OpKind::Store: case OpKind::AtomicRmw: case OpKind::AtomicCas: case OpKind::DebugBarrier:
+    case OpKind::Print: case OpKind::Assert: case OpKind::LocalStore: case OpKind::AsyncCopy:
+    case OpKind::AsyncCommit: case OpKind::AsyncWait: case OpKind::FenceAsyncShared: return true;
+    default: return is_impure_asm(op);
+  }
 }
 
 bool has_side_effects(const Op& op) {

@@ -1,0 +1,119 @@
+#include "jit/interp/shared_memory.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace tessera::interp {
+
+// Per element: the op that last wrote it (null: never written) and the copy writing it now (null:
+// none), for the checks and their messages.
+struct SharedBuffer {
+  ir::Type type;  // the local_alloc's, for messages
+  Tile data;
+  std::vector<const ir::Op*> writer, in_flight;
+};
+
+namespace {
+
+std::int64_t numel(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+}  // namespace
+
+void SharedMemory::reset() {
+  uncommitted_.clear();
+  groups_.clear();
+}
+
+SmemView SharedMemory::alloc(const ir::Op& op) {
+  const ir::Type& t = op.result()->type;
+  auto buf = std::make_shared<SharedBuffer>();
+  buf->type = t;
+  buf->data = Tile(t.dtype, t.pointee, t.shape);
+  buf->writer.assign(static_cast<std::size_t>(buf->data.numel()), nullptr);
+  buf->in_flight.assign(buf->writer.size(), nullptr);
+  return SmemView{std::move(buf), 0, t.shape};
+}
+
+SmemView SharedMemory::index(const ir::Op& op, const SmemView& buffer, std::int64_t slot) const {
+  const std::int64_t stages = buffer.shape.at(0);
+  if (slot < 0 || slot >= stages)
+    throw ProgramError(fmt::format("smem_index at {}: stage {} of a buffer of {} stages ({})", op.loc.str(), slot, stages,
+                                   ir::to_string(op.operands[0]->type)));
+  SmemView v{buffer.buffer, 0, std::vector<std::int64_t>(buffer.shape.begin() + 1, buffer.shape.end())};
+  v.offset = buffer.offset + slot * numel(v.shape);
+  return v;
+}
+
+void SharedMemory::check_not_in_flight(const ir::Op& op, const SmemView& view, const char* what) const {
+  const std::int64_t n = numel(view.shape);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const ir::Op* copy = view.buffer->in_flight[static_cast<std::size_t>(view.offset + i)];
+    if (!copy) continue;
+    const bool committed = std::none_of(uncommitted_.begin(), uncommitted_.end(), [&](const Copy& c) { return c.op == copy; });
+    throw ProgramError(fmt::format("{} at {} {} shared memory that the async_copy at {} is still writing: {}", op.name(),
+                                   op.loc.str(), what, copy->loc.str(),
+                                   committed ? "no async_wait has covered its group yet"
+                                             : "it was never committed (async_commit), so no async_wait covers it"));
+  }
+}
+
+void SharedMemory::store(const ir::Op& op, const SmemView& view, const Tile& value) {
+  check_not_in_flight(op, view, "overwrites");
+  SharedBuffer& b = *view.buffer;
+  const std::int64_t n = numel(view.shape), esz = b.data.elem_bytes();
+  if (value.numel() != n || value.elem_bytes() != esz) internal_error(op, "a value that is not the view's shape");
+  std::memcpy(b.data.raw() + view.offset * esz, value.raw(), static_cast<std::size_t>(n * esz));
+  std::fill_n(b.writer.begin() + view.offset, n, &op);
+}
+
+Tile SharedMemory::load(const ir::Op& op, const SmemView& view) const { return read(op, view, op.result()->type); }
+
+Tile SharedMemory::read(const ir::Op& op, const SmemView& view, const ir::Type& type) const {
+  check_not_in_flight(op, view, "reads");
+  const SharedBuffer& b = *view.buffer;
+  const std::int64_t n = numel(view.shape), esz = b.data.elem_bytes();
+  for (std::int64_t i = 0; i < n; ++i)
+    if (!b.writer[static_cast<std::size_t>(view.offset + i)])
+      throw ProgramError(fmt::format("{} at {} reads shared memory that nothing wrote (element {} of a view of {})",
+                                     op.name(), op.loc.str(), i, ir::to_string(b.type)));
+  Tile out(type);
+  std::memcpy(out.raw(), b.data.raw() + view.offset * esz, static_cast<std::size_t>(n * esz));
+  return out;
+}
+
+void SharedMemory::start_copy(const ir::Op& op, const SmemView& view, Tile data) {
+  check_not_in_flight(op, view, "overwrites");
+  std::fill_n(view.buffer->in_flight.begin() + view.offset, numel(view.shape), &op);
+  uncommitted_.push_back(Copy{view, std::move(data), &op});
+}
+
+// A group is closed even when empty: cp.async.wait_group counts empty groups too, which is what
+// lets a pipelined loop commit once per iteration whether or not it copied.
+void SharedMemory::commit() {
+  groups_.push_back(std::move(uncommitted_));
+  uncommitted_.clear();
+}
+
+void SharedMemory::wait(const ir::Op& op) {
+  const auto pending = static_cast<std::size_t>(op.int_attr("pending"));
+  while (groups_.size() > pending) {
+    for (const Copy& c : groups_.front()) land(c);
+    groups_.pop_front();
+  }
+}
+
+void SharedMemory::land(const Copy& c) {
+  SharedBuffer& b = *c.view.buffer;
+  const std::int64_t n = numel(c.view.shape), esz = b.data.elem_bytes();
+  std::memcpy(b.data.raw() + c.view.offset * esz, c.data.raw(), static_cast<std::size_t>(n * esz));
+  std::fill_n(b.writer.begin() + c.view.offset, n, c.op);
+  std::fill_n(b.in_flight.begin() + c.view.offset, n, nullptr);
+}
+
+}  // namespace tessera::interp

@@ -1,0 +1,104 @@
+// The shared-memory ops of ops.def ("Shared memory") in the IR text: every encoding prints and
+// parses back, and the verifier names what is wrong with a malformed use.
+#include <catch2/catch.hpp>
+
+#include "jit/ir/parser.hpp"
+#include "jit/ir/printer.hpp"
+#include "jit/ir/verifier.hpp"
+#include "tessera/error.hpp"
+
+using namespace tessera::ir;
+
+namespace {
+
+const std::string kHeader = "kernel @k(%p: ptr<bf16> {divisibility = 16}, %n: i32) num_warps = 4 {\n";
+
+void rejects(const std::string& body, const std::string& problem) {
+  INFO(body);
+  auto m = parse_module(kHeader + body + "  return\n}\n", "bad.tir");
+  REQUIRE_THROWS_AS(verify(*m), tessera::ProgramError);
+  REQUIRE_THROWS_WITH(verify(*m), Catch::Contains(problem));
+}
+
+// Declares %buf (3 stages of 64 x 32 bf16, 64-byte swizzle), %view (stage %n), %ptrs to 64 x 32
+// elements of %p and %mask.
+const std::string kSetup = R"(  %buf = local_alloc : !smem<3x64x32xbf16, #nvmma<64>>
+  %view = smem_index %buf, %n : !smem<64x32xbf16, #nvmma<64>>
+  %zero = constant {value = 0} : <64x32xi32>
+  %ps = splat %p : <64x32xptr<bf16>>
+  %ptrs = addptr %ps, %zero : <64x32xptr<bf16>>
+  %mask = constant {value = 1} : <64x32xi1>
+)";
+
+}  // namespace
+
+TEST_CASE("shared memory ops: print and parse back, every encoding", "[ir][printer][shared]") {
+  const std::string text = kHeader + R"(  %0 = local_alloc : !smem<3x64x32xbf16, #nvmma<64>>
+  %1 = smem_index %0, %n : !smem<64x32xbf16, #nvmma<64>>
+  %2 = constant {value = 0} : <64x32xi32>
+  %3 = splat %p : <64x32xptr<bf16>>
+  %4 = addptr %3, %2 : <64x32xptr<bf16>>
+  %5 = constant {value = 1} : <64x32xi1>
+  async_copy %1, %4, %5
+  async_copy %1, %4
+  async_commit
+  async_wait {pending = 2}
+  %6 = local_load %1 : <64x32xbf16>
+  %7 = local_alloc : !smem<32x64xbf16, #nvmma<128, transposed>>
+  %8 = local_alloc : !smem<64x32xbf16, #padded<16>>
+  %9 = local_alloc : !smem<2x16xf32>
+  %10 = local_alloc : !smem<64x32xbf16, #nvmma<32>>
+  local_store %8, %6
+  fence_async_shared
+  %11 = local_alloc : !smem<32x16xbf16, #nvmma<32>>
+  %12 = constant {value = 0.0} : <64x16xf32>
+  %13 = dot %1, %11, %12 : <64x16xf32>
+  return
+}
+)";
+  auto m = parse_module(text);
+  verify(*m);
+  const std::string printed = print(*m, {.locations = false});
+  CHECK(printed == text);
+  CHECK(print(*parse_module(printed), {.locations = false}) == printed);
+}
+
+TEST_CASE("shared memory ops: the verifier names a malformed use", "[ir][verifier][shared]") {
+  rejects(kSetup + "  %v = local_load %view : <64x32xf16>\n", "must be a tile of !smem<64x32xbf16, #nvmma<64>>'s shape and element type");
+  rejects(kSetup + "  %v = local_load %view : <32x64xbf16>\n", "'local_load' result must be a tile");
+  rejects(kSetup + "  %t = constant {value = 0.0} : <64x64xbf16>\n  local_store %view, %t\n", "'local_store' value must be a tile");
+  rejects(kSetup + "  %v = local_load %ptrs : <64x32xbf16>\n", "operand #0 must be a shared buffer");
+  rejects(kSetup + "  %s = smem_index %view, %n : !smem<64xbf16, #nvmma<64>>\n", "smem_index of !smem<64x32xbf16, #nvmma<64>> must give");
+  rejects(kSetup + "  %c = constant {value = 0} : i64\n  %s = smem_index %buf, %c : !smem<64x32xbf16, #nvmma<64>>\n",
+          "smem_index slot must be an i32 scalar");
+  rejects(kSetup + "  %s = smem_index %buf, %n : !smem<64x32xbf16, #padded<16>>\n", "must give !smem<64x32xbf16, #nvmma<64>>");
+  rejects(kSetup + "  %q = splat %p : <32x64xptr<bf16>>\n  async_copy %view, %q\n", "async_copy pointers must be a tile of ptr<bf16>");
+  rejects(kSetup + "  %m = constant {value = 1} : <64x32xi32>\n  async_copy %view, %ptrs, %m\n", "async_copy mask must be i1");
+  rejects(kSetup + "  async_wait\n", "async_wait needs {pending = N}");
+  rejects(kSetup + "  %b = local_alloc : !smem<32x16xbf16>\n  %c = local_alloc : !smem<64x16xf32>\n"
+                   "  %d = dot %view, %b, %c : <64x16xf32>\n",
+          "operand #2 is a shared buffer");
+  rejects(kSetup + "  async_wait {pending = -1}\n", "async_wait needs {pending = N}");
+  // No other op takes or makes a shared buffer, nor does a loop carry one.
+  rejects(kSetup + "  %s = add %view, %view : !smem<64x32xbf16, #nvmma<64>>\n", "only the shared-memory ops");
+  rejects(kSetup + "  %c0 = constant {value = 0} : i32\n  %c1 = constant {value = 1} : i32\n"
+                   "  %r = for %c0, %n, %c1, %view : !smem<64x32xbf16, #nvmma<64>> {\n"
+                   "  ^bb(%i: i32, %v: !smem<64x32xbf16, #nvmma<64>>):\n    yield %v\n  }\n",
+          "shared buffer");
+}
+
+TEST_CASE("shared memory ops: a malformed buffer type is refused at its text", "[ir][parser][shared]") {
+  auto parse_fails = [](const std::string& type, const std::string& problem) {
+    INFO(type);
+    REQUIRE_THROWS_WITH(parse_module(kHeader + "  %b = local_alloc : " + type + "\n  return\n}\n"), Catch::Contains(problem));
+  };
+  parse_fails("!smem<64x32xbf16, #nvmma<48>>", "the swizzle is 32, 64 or 128 bytes");
+  parse_fails("!smem<64x32xbf16, #padded<6>>", "a positive multiple of 4 bytes");
+  parse_fails("!smem<64xbf16, #nvmma<128, transposed>>", "a transposed swizzle needs 2 dims or more");
+  parse_fails("!smem<0x32xbf16>", "not positive");
+  parse_fails("!smem<2x2x2x2x2xf32>", "1 to 4 dims");
+  parse_fails("!smem<64xptr<f32>>", "numbers, not pointers");
+  parse_fails("!smem<4096x4096xf32>", "more than 2^22 elements");
+  parse_fails("!smem<xf32>", "needs at least one dimension");
+  parse_fails("!tile<4xf32>", "smem");
+}
