@@ -44,6 +44,9 @@ ir::Layout mma_v2_layout(const std::vector<I>& shape, int num_warps) {
 }
 
 TargetInfo target_info(const std::string& target_name) {
+  const bool known = target_name.rfind("sm_", 0) == 0 || target_name.rfind("gfx", 0) == 0 || target_name == "host" ||
+                     target_name == "host64";
+  if (!known) throw Error("unknown target '" + target_name + "' (known: sm_80, sm_90a, gfx90a, gfx942, host, host64)");
   TargetInfo t;
   // Warps of 64 on AMD (gfx*) and on the host target "host64"; of 32 elsewhere (sm_*, "host").
   t.warp_size = target_name == "host64" || target_name.rfind("gfx", 0) == 0 ? 64 : 32;

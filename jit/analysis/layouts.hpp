@@ -54,6 +54,9 @@ struct TargetInfo {
   int warp_size = 32;
   bool wgmma = false;  // warpgroup MMA (sm_90a; the host target emulates it)
 };
+// The one check of a target's name (the compile, tessera-opt and every pass context ask it):
+// sm_NN, sm_NNa, gfxNNN, host and host64 (the host SIMT targets, backends/host/); any other name
+// is a tessera::Error naming the known ones.
 TargetInfo target_info(const std::string& target_name);
 
 // Whether `dot` can run on wgmma.mma_async m64nNk16 (f16/bf16 operands only, warps of 32, whole

@@ -18,12 +18,7 @@
 
 namespace tessera::lower {
 
-int target_warp_size(const std::string& target_name) {
-  const bool known = target_name.rfind("sm_", 0) == 0 || target_name.rfind("gfx", 0) == 0 || target_name == "host" ||
-                     target_name == "host64";  // host, host64: the host SIMT target (backends/host/)
-  if (!known) throw Error("unknown target '" + target_name + "' (known: sm_80, sm_90a, gfx90a, gfx942, host, host64)");
-  return analysis::target_info(target_name).warp_size;
-}
+int target_warp_size(const std::string& target_name) { return analysis::target_info(target_name).warp_size; }
 
 namespace {
 // LLVM reports what it cannot compile (an intrinsic with no lowering, say) through a fatal-error

@@ -70,7 +70,7 @@ void run_logged(ir::Module& m, const std::vector<std::string>& passes, const tra
 void optimize(ir::Module& m, bool keep_asserts) {
   if (!keep_asserts) transforms::erase_asserts(m);
   // Target-independent: the context's target is not read (the interpreter runs this IR too).
-  run_logged(m, transforms::default_pipeline(), transforms::pass_context(m, "sm_80"));
+  run_logged(m, transforms::default_pipeline(), transforms::pass_context(m, transforms::kDefaultPassTarget));
   ir::verify(m);
   if (env_options().dump_ir) dump("optimized IR", m.name, ir::print(m));
 }

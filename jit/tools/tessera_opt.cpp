@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "jit/analysis/layouts.hpp"
 #include "jit/ir/parser.hpp"
 #include "jit/ir/printer.hpp"
 #include "jit/ir/verifier.hpp"
@@ -25,7 +26,7 @@ namespace {
 
 struct Options {
   std::vector<std::string> passes;
-  std::string target = "sm_80";
+  std::string target = tessera::transforms::kDefaultPassTarget;
   bool locations = true;
   bool list_passes = false;
   std::string input = "-";
@@ -48,9 +49,7 @@ Options parse_args(int argc, char** argv) {
     } else if (a == "--target" || a.rfind("--target=", 0) == 0) {
       if (a == "--target" && i + 1 >= argc) throw tessera::Error("--target needs a target name");
       o.target = a == "--target" ? argv[++i] : a.substr(9);
-      const bool known = o.target.rfind("sm_", 0) == 0 || o.target.rfind("gfx", 0) == 0 || o.target == "host" ||
-                         o.target == "host64";
-      if (!known) throw tessera::Error("unknown target '" + o.target + "' (sm_NN, gfxNNN, host or host64)");
+      tessera::analysis::target_info(o.target);  // an unknown name is an error here, before reading the input
     } else if (a == "--no-loc") {
       o.locations = false;
     } else if (a == "--list-passes") {

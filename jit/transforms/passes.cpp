@@ -33,9 +33,6 @@ constexpr PassInfo kPasses[] = {
     {"legalize-fp8", "compute fp8 ops in f32: casts around them (the lowering keeps fp8 in moves and casts only)", module_only<legalize_fp8>},
     {"coalesce", "give tiles layouts: coalesced for memory accesses, blocked or slice elsewhere; insert conversions",
      [](ir::Module& m, const PassContext& c) { assign_layouts(m, c.target); }},
-    // The layout pass as sm_90a runs it whatever the context's target, for golden tests.
-    {"coalesce-sm90a", "coalesce as for sm_90a: dots that can run on wgmma are marked and take its accumulator layout",
-     [](ir::Module& m, const PassContext&) { assign_layouts(m, analysis::target_info("sm_90a")); }},
     {"sink", "move pure ops whose first user follows a loop or a conversion down to it (after the layout pass)", module_only<sink_pure_ops>},
 };
 
@@ -80,7 +77,7 @@ void run_pass_pipeline(ir::Module& m, std::span<const std::string> names, const 
 }
 
 void run_pass_pipeline(ir::Module& m, std::span<const std::string> names) {
-  run_pass_pipeline(m, names, pass_context(m, "sm_80"));
+  run_pass_pipeline(m, names, pass_context(m, kDefaultPassTarget));
 }
 
 }  // namespace tessera::transforms

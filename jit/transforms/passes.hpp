@@ -19,6 +19,9 @@ struct PassContext {
 };
 // The context of compiling `m` for `target_name` (an NVIDIA arch, a gfx name, "host"...).
 PassContext pass_context(const ir::Module& m, const std::string& target_name);
+// The target of a context where none is given: the target-independent passes (default_pipeline,
+// which the interpreter's IR goes through as well) do not read it; tessera-opt starts from it.
+inline constexpr const char* kDefaultPassTarget = "sm_80";
 
 struct PassInfo {
   std::string_view name;
@@ -36,7 +39,7 @@ std::vector<std::string> target_pipeline();   // legalize-fp8, coalesce, sink
 // Runs the named passes in order on a verified module, verifying after each. An unknown name is a
 // ProgramError (before any pass runs); a pass that leaves invalid IR is an InternalError naming it.
 // `after_each(name)`, when given, runs after each pass has been verified (the compile's
-// TESSERA_DUMP=ir printing). Without a context: the module's own, for an sm_80 target.
+// TESSERA_DUMP=ir printing). Without a context: the module's own, for kDefaultPassTarget.
 void run_pass_pipeline(ir::Module& m, std::span<const std::string> names, const PassContext& context,
                        void (*after_each)(const ir::Module&, std::string_view) = nullptr);
 void run_pass_pipeline(ir::Module& m, std::span<const std::string> names);

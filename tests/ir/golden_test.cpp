@@ -1,8 +1,8 @@
 // Golden IR tests: every tests/ir/*.tir holds
-//   // RUN: pass1 pass2 ...     (the passes, in order)
+//   // RUN: [--target NAME] pass1 pass2 ...     (the target, sm_80 when absent; the passes, in order)
 //   <input IR>
 //   // EXPECT:
-//   <the exact output of tessera-opt --no-loc --pass pass1 --pass pass2 ... on the input>
+//   <the exact output of tessera-opt --no-loc [--target NAME] --pass pass1 --pass pass2 ... on the input>
 // Each file runs in-process through the pass registry and once more through the tessera-opt binary.
 // The comment under the RUN line says what the file pins. When a pass changes on purpose,
 // `tests/ir/regenerate.sh [path/to/tessera-opt]` rewrites every expected section from tessera-opt's
@@ -28,6 +28,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct GoldenCase {
+  std::string target;  // empty: tessera-opt's default
   std::vector<std::string> passes;
   std::string input, expected;
 };
@@ -43,10 +44,13 @@ GoldenCase parse_case(const fs::path& path) {
   std::string text = read_file(path);
   const std::string run = "// RUN:", expect = "// EXPECT:\n";
   GoldenCase c;
-  if (text.rfind(run, 0) != 0) FAIL(path.string() << ": the first line must be '// RUN: <passes>'");
+  if (text.rfind(run, 0) != 0) FAIL(path.string() << ": the first line must be '// RUN: [--target NAME] <passes>'");
   std::size_t eol = text.find('\n');
   std::istringstream names(text.substr(run.size(), eol - run.size()));
-  for (std::string n; names >> n;) c.passes.push_back(n);
+  for (std::string n; names >> n;) {
+    if (n == "--target" && names >> c.target) continue;
+    c.passes.push_back(n);
+  }
   std::size_t split = text.find("\n" + expect);
   if (split == std::string::npos) FAIL(path.string() << ": missing a '// EXPECT:' line");
   c.input = text.substr(eol + 1, split + 1 - (eol + 1));
@@ -84,7 +88,10 @@ std::string describe_mismatch(const std::string& expected, const std::string& ac
 std::string run_in_process(const GoldenCase& c, const std::string& file) {
   auto m = tessera::ir::parse_module(c.input, file);
   tessera::ir::verify(*m);
-  tessera::transforms::run_pass_pipeline(*m, c.passes);
+  if (c.target.empty())
+    tessera::transforms::run_pass_pipeline(*m, c.passes);
+  else
+    tessera::transforms::run_pass_pipeline(*m, c.passes, tessera::transforms::pass_context(*m, c.target));
   return tessera::ir::print(*m, {.locations = false});
 }
 
@@ -92,6 +99,7 @@ std::string run_tool(const GoldenCase& c, const std::string& stem) {
   fs::path input = fs::temp_directory_path() / ("tessera_golden_" + stem + ".tir");
   std::ofstream(input, std::ios::binary) << c.input;
   std::string cmd = std::string("\"") + TESSERA_OPT + "\" --no-loc";
+  if (!c.target.empty()) cmd += " --target " + c.target;
   for (const auto& p : c.passes) cmd += " --pass " + p;
   cmd += " \"" + input.string() + "\" 2>&1";
   std::string out;

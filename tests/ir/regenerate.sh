@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Rewrites the expected output of golden IR tests (tests/ir/*.tir) from what tessera-opt prints now:
 # everything after a file's '// EXPECT:' line becomes the output of
-#   tessera-opt --no-loc --pass <p1> --pass <p2> ... <the file's input>
-# for the passes on its '// RUN:' line (as tests/ir/golden_test.cpp runs them). The RUN line, the
+#   tessera-opt --no-loc [--target NAME] --pass <p1> --pass <p2> ... <the file's input>
+# for the target and passes on its '// RUN:' line (as tests/ir/golden_test.cpp runs them). The RUN line, the
 # comments and the input are kept as they are. Review what changed with `git diff tests/ir`, and
 # update a file's comment when the change is meant: a golden file pins what its comment says.
 #
@@ -34,10 +34,14 @@ for f in "${files[@]}"; do
   first=$(head -n 1 "$f")
   case "$first" in
     "// RUN:"*) ;;
-    *) echo "$f: the first line must be '// RUN: <passes>'" >&2; exit 1 ;;
+    *) echo "$f: the first line must be '// RUN: [--target NAME] <passes>'" >&2; exit 1 ;;
   esac
   args=()
-  for p in ${first#// RUN:}; do args+=(--pass "$p"); done
+  target_next=0
+  for p in ${first#// RUN:}; do
+    if [ "$p" = --target ]; then target_next=1; continue; fi
+    if [ $target_next = 1 ]; then args+=(--target "$p"); target_next=0; else args+=(--pass "$p"); fi
+  done
   n=$(grep -n -x -m 1 '// EXPECT:' "$f" | cut -d: -f1 || true)
   if [ -z "$n" ]; then echo "$f: no '// EXPECT:' line" >&2; exit 1; fi
   sed -n "2,$((n - 1))p" "$f" > "$tmp/input.tir"

@@ -92,14 +92,14 @@ TEST_CASE("fold: floats round in their element type", "[ir][fold]") {
 
 TEST_CASE("passes: registry and pipeline", "[ir][passes]") {
   CHECK(pass_names() == std::vector<std::string>{"canonicalize", "cse", "dce", "hoist-loads", "pipeline", "legalize-fp8",
-                                                    "coalesce", "coalesce-sm90a", "sink"});
+                                                    "coalesce", "sink"});
   CHECK(default_pipeline() == std::vector<std::string>{"canonicalize", "cse", "dce", "hoist-loads", "pipeline"});
   REQUIRE(find_pass("cse"));
   CHECK(find_pass("cse")->name == "cse");
   CHECK(find_pass("nope") == nullptr);
   auto m = parse_module("kernel @k() num_warps = 4 {\n  return\n}\n");
   std::vector<std::string> bad = {"cse", "nope"};
-  REQUIRE_THROWS_WITH(run_pass_pipeline(*m, bad), Catch::Contains("unknown pass 'nope' (known: canonicalize, cse, dce, hoist-loads, pipeline, legalize-fp8, coalesce, coalesce-sm90a, sink)"));
+  REQUIRE_THROWS_WITH(run_pass_pipeline(*m, bad), Catch::Contains("unknown pass 'nope' (known: canonicalize, cse, dce, hoist-loads, pipeline, legalize-fp8, coalesce, sink)"));
 }
 
 namespace {
