@@ -13,7 +13,8 @@ using ir::Value;
 
 namespace {
 
-bool is_fp8_value(const Value* v) { return !v->type.is_ptr() && ir::is_fp8(v->type.dtype); }
+// A shared buffer (a dot's view) is read where it lies, not cast: only values in registers count.
+bool is_fp8_value(const Value* v) { return !v->type.is_ptr() && !v->type.shared && ir::is_fp8(v->type.dtype); }
 
 // An op whose fp8 values are computed on rather than moved.
 bool computes(const Op& op) {

@@ -5,6 +5,7 @@
 #include "jit/ir/parser.hpp"
 #include "jit/ir/printer.hpp"
 #include "jit/ir/verifier.hpp"
+#include "jit/transforms/passes.hpp"
 #include "tessera/error.hpp"
 
 using namespace tessera::ir;
@@ -101,4 +102,28 @@ TEST_CASE("shared memory ops: a malformed buffer type is refused at its text", "
   parse_fails("!smem<4096x4096xf32>", "more than 2^22 elements");
   parse_fails("!smem<xf32>", "needs at least one dimension");
   parse_fails("!tile<4xf32>", "smem");
+}
+
+TEST_CASE("shared memory ops: every pass keeps a dot over fp8 views valid", "[ir][passes][shared]") {
+  // legalize-fp8 widens fp8 values that are computed on; a view is read in place, never cast.
+  const std::string text = R"(kernel @k(%c: ptr<f32>) num_warps = 4 {
+  %0 = local_alloc : !smem<2x16x16xf8e4m3, #nvmma<32>>
+  %1 = constant {value = 0} : i32
+  %2 = constant {value = 1} : i32
+  %3 = smem_index %0, %1 : !smem<16x16xf8e4m3, #nvmma<32>>
+  %4 = smem_index %0, %2 : !smem<16x16xf8e4m3, #nvmma<32>>
+  %5 = constant {value = 0.0} : <16x16xf32>
+  %6 = dot %3, %4, %5 : <16x16xf32>
+  %7 = splat %c : <16x16xptr<f32>>
+  store %7, %6
+  return
+}
+)";
+  for (const std::string& pass : tessera::transforms::pass_names()) {
+    INFO(pass);
+    auto m = parse_module(text);
+    verify(*m);
+    tessera::transforms::run_pass_pipeline(*m, std::vector<std::string>{pass});  // verifies after the pass
+    CHECK_THAT(print(*m, {.locations = false}), Catch::Contains("dot %"));
+  }
 }
