@@ -7,12 +7,13 @@
 
 namespace tessera::interp {
 
-// Per element: the op that last wrote it (null: never written) and the copy writing it now (null:
-// none), for the checks and their messages.
+// Per element: the op that last wrote it (null: never written), and the copy writing it now (its
+// op, null when none, and its serial), for the checks and their messages.
 struct SharedBuffer {
   ir::Type type;  // the local_alloc's, for messages
   Tile data;
   std::vector<const ir::Op*> writer, in_flight;
+  std::vector<std::int64_t> in_flight_serial;
 };
 
 namespace {
@@ -28,6 +29,7 @@ std::int64_t numel(const std::vector<std::int64_t>& shape) {
 void SharedMemory::reset() {
   uncommitted_.clear();
   groups_.clear();
+  first_uncommitted_ = next_serial_;
 }
 
 SmemView SharedMemory::alloc(const ir::Op& op) {
@@ -37,6 +39,7 @@ SmemView SharedMemory::alloc(const ir::Op& op) {
   buf->data = Tile(t.dtype, t.pointee, t.shape);
   buf->writer.assign(static_cast<std::size_t>(buf->data.numel()), nullptr);
   buf->in_flight.assign(buf->writer.size(), nullptr);
+  buf->in_flight_serial.assign(buf->writer.size(), 0);
   return SmemView{std::move(buf), 0, t.shape};
 }
 
@@ -53,9 +56,10 @@ SmemView SharedMemory::index(const ir::Op& op, const SmemView& buffer, std::int6
 void SharedMemory::check_not_in_flight(const ir::Op& op, const SmemView& view, const char* what) const {
   const std::int64_t n = numel(view.shape);
   for (std::int64_t i = 0; i < n; ++i) {
-    const ir::Op* copy = view.buffer->in_flight[static_cast<std::size_t>(view.offset + i)];
+    const auto at = static_cast<std::size_t>(view.offset + i);
+    const ir::Op* copy = view.buffer->in_flight[at];
     if (!copy) continue;
-    const bool committed = std::none_of(uncommitted_.begin(), uncommitted_.end(), [&](const Copy& c) { return c.op == copy; });
+    const bool committed = view.buffer->in_flight_serial[at] < first_uncommitted_;
     throw ProgramError(fmt::format("{} at {} {} shared memory that the async_copy at {} is still writing: {}", op.name(),
                                    op.loc.str(), what, copy->loc.str(),
                                    committed ? "no async_wait has covered its group yet"
@@ -89,8 +93,10 @@ Tile SharedMemory::read(const ir::Op& op, const SmemView& view, const ir::Type& 
 
 void SharedMemory::start_copy(const ir::Op& op, const SmemView& view, Tile data) {
   check_not_in_flight(op, view, "overwrites");
+  const std::int64_t serial = next_serial_++;
   std::fill_n(view.buffer->in_flight.begin() + view.offset, numel(view.shape), &op);
-  uncommitted_.push_back(Copy{view, std::move(data), &op});
+  std::fill_n(view.buffer->in_flight_serial.begin() + view.offset, numel(view.shape), serial);
+  uncommitted_.push_back(Copy{view, std::move(data), &op, serial});
 }
 
 // A group is closed even when empty: cp.async.wait_group counts empty groups too, which is what
@@ -98,6 +104,7 @@ void SharedMemory::start_copy(const ir::Op& op, const SmemView& view, Tile data)
 void SharedMemory::commit() {
   groups_.push_back(std::move(uncommitted_));
   uncommitted_.clear();
+  first_uncommitted_ = next_serial_;
 }
 
 void SharedMemory::wait(const ir::Op& op) {
@@ -114,6 +121,7 @@ void SharedMemory::land(const Copy& c) {
   std::memcpy(b.data.raw() + c.view.offset * esz, c.data.raw(), static_cast<std::size_t>(n * esz));
   std::fill_n(b.writer.begin() + c.view.offset, n, c.op);
   std::fill_n(b.in_flight.begin() + c.view.offset, n, nullptr);
+  std::fill_n(b.in_flight_serial.begin() + c.view.offset, n, 0);
 }
 
 }  // namespace tessera::interp

@@ -40,16 +40,20 @@ class SharedMemory {
   void wait(const ir::Op& async_wait);
 
  private:
+  // One execution of an async_copy (an op in a loop starts one per iteration): serials count up,
+  // so the copies not yet committed are exactly those from first_uncommitted_ on.
   struct Copy {
     SmemView view;
     Tile data;
     const ir::Op* op;
+    std::int64_t serial;
   };
   // A ProgramError when an element of `view` is still being written by a copy; `what` says what
   // `op` does to it ("reads", "overwrites").
   void check_not_in_flight(const ir::Op& op, const SmemView& view, const char* what) const;
   void land(const Copy& c);
 
+  std::int64_t next_serial_ = 1, first_uncommitted_ = 1;
   std::vector<Copy> uncommitted_;
   std::deque<std::vector<Copy>> groups_;  // committed, oldest first
 };

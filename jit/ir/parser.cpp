@@ -236,7 +236,9 @@ class Parser {
     r_.expect_char('<');
     std::vector<std::int64_t> shape = dims();
     if (shape.empty()) r_.fail("a shared buffer type needs at least one dimension, as in !smem<64x32xf16>");
-    Type t = Type::shared_buffer(element_type().dtype, std::move(shape));
+    Type t = element_type();  // a pointer element is refused below, and named with its pointee
+    t.shape = std::move(shape);
+    t.shared = true;
     if (r_.try_char(',')) t.encoding = shared_encoding();
     r_.expect_char('>');
     if (auto p = shared_type_problem(t); !p.empty()) r_.fail_at(start, p);

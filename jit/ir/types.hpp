@@ -84,13 +84,6 @@ struct Type {
 
   static Type scalar(DType d) { return Type{d, DType::I32, {}, {}}; }
   static Type pointer(DType pointee) { return Type{DType::Ptr, pointee, {}, {}}; }
-  static Type shared_buffer(DType d, std::vector<std::int64_t> shape, SharedEncoding enc = {}) {
-    Type t = scalar(d);
-    t.shape = std::move(shape);
-    t.shared = true;
-    t.encoding = enc;
-    return t;
-  }
   Type with_shape(std::vector<std::int64_t> s) const { Type t = *this; t.shape = std::move(s); t.layout = {}; return t; }
   Type element() const { Type t = *this; t.shape.clear(); t.layout = {}; t.shared = false; t.encoding = {}; return t; }
   Type with_dtype(DType d) const { Type t = *this; t.dtype = d; return t; }

@@ -27,7 +27,8 @@ std::string smem_index_rule(const Op& op) {
   if (auto p = need_buffer(op, 0); !p.empty()) return p;
   const Type& buf = op.operands[0]->type;
   const Type& slot = op.operands[1]->type;
-  if (slot.is_tile() || slot.dtype != DType::I32) return fmt::format("smem_index slot must be an i32 scalar, got {}", to_string(slot));
+  if (slot.is_tile() || slot.shared || slot.dtype != DType::I32)
+    return fmt::format("smem_index slot must be an i32 scalar, got {}", to_string(slot));
   if (buf.rank() < 2)
     return fmt::format("smem_index needs a buffer whose leading dim counts stages (2 dims or more), got {}", to_string(buf));
   Type want = buf;
@@ -46,7 +47,7 @@ std::string async_copy_rule(const Op& op) {
                        to_string(view), to_string(ptrs));
   if (op.operands.size() == 3) {
     const Type& m = op.operands[2]->type;
-    if (m.dtype != DType::I1 || m.shape != ptrs.shape)
+    if (!m.is_tile() || m.dtype != DType::I1 || m.shape != ptrs.shape)
       return fmt::format("async_copy mask must be i1 of the pointers' shape, got {} for {}", to_string(m), to_string(ptrs));
   }
   return "";
@@ -72,6 +73,8 @@ std::string shared_memory_rule(const Op& op) {
   switch (op.kind) {
     case OpKind::LocalAlloc:
       if (!op.result()->type.shared) return fmt::format("local_alloc must make a shared buffer, got {}", ty(op.result()));
+      // One buffer per program for the whole kernel, as the lowering gives it bytes once.
+      if (parent_op(op)) return "local_alloc must be at the kernel's top level, not inside a loop or branch";
       return "";
     case OpKind::SmemIndex: return smem_index_rule(op);
     case OpKind::LocalStore:

@@ -19,7 +19,7 @@ bool is_candidate(const Op& op) {
   // Memory ops (loads, stores, atomics) read or write state that changes between two of them:
   // two identical atomics are two updates, never one.
   return op.info().category != OpCategory::Memory && op.kind != OpKind::Yield && op.kind != OpKind::Return &&
-         !is_impure_asm(op);
+         !is_impure_asm(op) && !reads_shared_view(op);
 }
 
 bool commutes(OpKind k) {

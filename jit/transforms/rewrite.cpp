@@ -7,8 +7,13 @@ using namespace ir;
 
 bool is_impure_asm(const Op& op) { return op.kind == OpKind::InlineAsm && op.int_attr("pure") == 0; }
 
+bool reads_shared_view(const ir::Op& op) {
+  if (op.kind == OpKind::LocalLoad) return true;
+  return op.kind == OpKind::Dot && (op.operands[0]->type.shared || op.operands[1]->type.shared);
+}
+
 bool is_pure_compute(const ir::Op& op) {
-  if (!op.regions.empty() || op.results.empty() || is_impure_asm(op)) return false;
+  if (!op.regions.empty() || op.results.empty() || is_impure_asm(op) || reads_shared_view(op)) return false;
   return op.info().category != ir::OpCategory::Memory && op.info().category != ir::OpCategory::Control;
 }
 

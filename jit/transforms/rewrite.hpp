@@ -16,6 +16,9 @@ bool writes_or_orders_memory(const ir::Op& op);
 bool has_side_effects(const ir::Op& op);
 // An inline_asm whose assembly may have effects (pure = 0): never merged, moved or removed.
 bool is_impure_asm(const ir::Op& op);
+// An op that reads shared memory through a view operand (a dot over views, ops.def): its result
+// depends on the buffer's contents at that point, so it is neither merged nor moved.
+bool reads_shared_view(const ir::Op& op);
 // An op that computes its results from its operands alone (no memory access, no regions): free to
 // move anywhere its operands are defined and its results are not yet used.
 bool is_pure_compute(const ir::Op& op);

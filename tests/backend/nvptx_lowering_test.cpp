@@ -74,7 +74,8 @@ TEST_CASE("shared-memory ops pass the passes and are refused by the lowering, na
     INFO("arch " << arch);
     auto m = tessera::ir::parse_module(text, "smem.tir");
     tessera::transforms::run_pass_pipeline(*m, tessera::transforms::default_pipeline());
-    tessera::transforms::assign_layouts(*m, tessera::analysis::target_info(arch));
+    tessera::transforms::run_pass_pipeline(*m, tessera::transforms::target_pipeline(),
+                                           tessera::transforms::pass_context(*m, arch));
     tessera::ir::verify(*m);
     CHECK_THROWS_AS(tessera::lower::compile_to_device(*m, arch), tessera::ProgramError);
     CHECK_THROWS_WITH(tessera::lower::compile_to_device(*m, arch),

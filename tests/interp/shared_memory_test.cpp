@@ -185,6 +185,30 @@ TEST_CASE("shared memory: reading or overwriting a stage in flight is an error n
   CHECK(run.y[3] == run.x[3]);
 }
 
+TEST_CASE("shared memory: in a loop, each iteration's copy is its own, committed or not", "[interp][shared]") {
+  // Iteration i copies into stage i mod 2 and reads stage (i + 1) mod 2 before committing. In
+  // iteration 1 that is iteration 0's copy: committed, never waited for (the same async_copy op
+  // has an uncommitted copy of its own in flight by then, into the other stage).
+  Run run;
+  CHECK_THROWS_WITH(run(R"(  %w = load %px1 : <16xf32>
+  local_store %s1, %w
+  for %c0, %c2, %c1 {
+  ^bb(%it: i32):
+    %cur = rem %it, %c2 : i32
+    %sc = smem_index %buf, %cur : !smem<16xf32, #padded<16>>
+    async_copy %sc, %px0
+    %nx = add %it, %c1 : i32
+    %other = rem %nx, %c2 : i32
+    %so = smem_index %buf, %other : !smem<16xf32, #padded<16>>
+    %v = local_load %so : <16xf32>
+    async_commit
+    yield
+  }
+)"),
+                    Contains("local_load at " + line(10)) && Contains("async_copy at " + line(6)) &&
+                        Contains("no async_wait has covered its group yet"));
+}
+
 TEST_CASE("shared memory: a stage out of range and a read of unwritten memory are errors", "[interp][shared]") {
   Run run;
   CHECK_THROWS_WITH(run(R"(  %s2 = smem_index %buf, %c2 : !smem<16xf32, #padded<16>>

@@ -76,6 +76,21 @@ TEST_CASE("shared memory ops: the verifier names a malformed use", "[ir][verifie
   rejects(kSetup + "  %q = splat %p : <32x64xptr<bf16>>\n  async_copy %view, %q\n", "async_copy pointers must be a tile of ptr<bf16>");
   rejects(kSetup + "  %m = constant {value = 1} : <64x32xi32>\n  async_copy %view, %ptrs, %m\n", "async_copy mask must be i1");
   rejects(kSetup + "  async_wait\n", "async_wait needs {pending = N}");
+  // Holes a buffer could slip through: a slot or a mask that is itself a buffer.
+  rejects(kSetup + "  %s = local_alloc : !smem<1xi32>\n  %v2 = smem_index %buf, %s : !smem<64x32xbf16, #nvmma<64>>\n",
+          "smem_index slot must be an i32 scalar");
+  rejects(kSetup + "  %m = local_alloc : !smem<64x32xi1>\n  async_copy %view, %ptrs, %m\n", "async_copy mask must be i1");
+  // One buffer per program: never allocated inside a loop or a branch.
+  rejects(kSetup + "  %c0 = constant {value = 0} : i32\n  %c1 = constant {value = 1} : i32\n"
+                   "  for %c0, %n, %c1 {\n  ^bb(%i: i32):\n    %b = local_alloc : !smem<16xf32>\n    yield\n  }\n",
+          "local_alloc must be at the kernel's top level");
+  // A dot reads both operands from views or neither, each shaped as a tile.
+  rejects(kSetup + "  %b = constant {value = 0.0} : <32x16xbf16>\n  %c = constant {value = 0.0} : <64x16xf32>\n"
+                   "  %d = dot %view, %b, %c : <64x16xf32>\n",
+          "'dot' reads a and b both from shared buffers or both from registers");
+  rejects(kSetup + "  %a = local_alloc : !smem<16x24xf16>\n  %b = local_alloc : !smem<24x16xf16>\n"
+                   "  %c = constant {value = 0.0} : <16x16xf32>\n  %d = dot %a, %b, %c : <16x16xf32>\n",
+          "dim 1 of !smem<16x24xf16> is 24, not a power of two");
   rejects(kSetup + "  %b = local_alloc : !smem<32x16xbf16>\n  %c = local_alloc : !smem<64x16xf32>\n"
                    "  %d = dot %view, %b, %c : <64x16xf32>\n",
           "operand #2 is a shared buffer");
@@ -98,7 +113,7 @@ TEST_CASE("shared memory ops: a malformed buffer type is refused at its text", "
   parse_fails("!smem<64xbf16, #nvmma<128, transposed>>", "a transposed swizzle needs 2 dims or more");
   parse_fails("!smem<0x32xbf16>", "not positive");
   parse_fails("!smem<2x2x2x2x2xf32>", "1 to 4 dims");
-  parse_fails("!smem<64xptr<f32>>", "numbers, not pointers");
+  parse_fails("!smem<64xptr<f32>>", "numbers, not pointers: !smem<64xptr<f32>>");
   parse_fails("!smem<4096x4096xf32>", "more than 2^22 elements");
   parse_fails("!smem<xf32>", "needs at least one dimension");
   parse_fails("!tile<4xf32>", "smem");
@@ -126,4 +141,43 @@ TEST_CASE("shared memory ops: every pass keeps a dot over fp8 views valid", "[ir
     tessera::transforms::run_pass_pipeline(*m, std::vector<std::string>{pass});  // verifies after the pass
     CHECK_THAT(print(*m, {.locations = false}), Catch::Contains("dot %"));
   }
+}
+
+TEST_CASE("shared memory ops: a dot over views is neither merged nor moved past writes to them", "[ir][passes][shared]") {
+  // Two dots of the same operands around a local_store read different contents: cse keeps both;
+  // the first's result is used after a loop that stores into its view: sink leaves it above.
+  const std::string text = R"(kernel @k(%c: ptr<f32>, %n: i32) num_warps = 4 {
+  %0 = local_alloc : !smem<16x16xf16>
+  %1 = local_alloc : !smem<16x16xf16>
+  %2 = constant {value = 1.0} : <16x16xf16>
+  %3 = constant {value = 2.0} : <16x16xf16>
+  local_store %0, %2
+  local_store %1, %2
+  %4 = constant {value = 0.0} : <16x16xf32>
+  %5 = dot %0, %1, %4 : <16x16xf32>
+  local_store %0, %3
+  %6 = dot %0, %1, %4 : <16x16xf32>
+  %7 = constant {value = 0} : i32
+  %8 = constant {value = 1} : i32
+  for %7, %n, %8 {
+  ^bb(%9: i32):
+    local_store %0, %2
+    yield
+  }
+  %10 = add %5, %6 : <16x16xf32>
+  %11 = splat %c : <16x16xptr<f32>>
+  store %11, %10
+  return
+}
+)";
+  auto m = parse_module(text);
+  verify(*m);
+  tessera::transforms::run_pass_pipeline(*m, std::vector<std::string>{"cse", "hoist-loads", "sink"});
+  const std::string out = print(*m, {.locations = false});
+  INFO(out);
+  std::size_t dots = 0;
+  for (std::size_t at = out.find("= dot "); at != std::string::npos; at = out.find("= dot ", at + 1)) ++dots;
+  CHECK(dots == 2);
+  CHECK(out.find("= dot ") < out.find("local_store %0, %3"));  // the first dot still reads 1.0
+  CHECK(out.rfind("= dot ") < out.find("for "));                // both before the loop's stores
 }
