@@ -7,13 +7,17 @@
 
 namespace tessera::interp {
 
-// Per element: the op that last wrote it (null: never written), and the copy writing it now (its
-// op, null when none, and its serial), for the checks and their messages.
+// Per element: whether anything wrote it, and the copy writing it now (none: a null op), for the
+// checks and their messages.
 struct SharedBuffer {
+  struct InFlight {
+    const ir::Op* op = nullptr;
+    std::int64_t serial = 0;
+  };
   ir::Type type;  // the local_alloc's, for messages
   Tile data;
-  std::vector<const ir::Op*> writer, in_flight;
-  std::vector<std::int64_t> in_flight_serial;
+  std::vector<bool> written;
+  std::vector<InFlight> in_flight;
 };
 
 namespace {
@@ -37,9 +41,8 @@ SmemView SharedMemory::alloc(const ir::Op& op) {
   auto buf = std::make_shared<SharedBuffer>();
   buf->type = t;
   buf->data = Tile(t.dtype, t.pointee, t.shape);
-  buf->writer.assign(static_cast<std::size_t>(buf->data.numel()), nullptr);
-  buf->in_flight.assign(buf->writer.size(), nullptr);
-  buf->in_flight_serial.assign(buf->writer.size(), 0);
+  buf->written.assign(static_cast<std::size_t>(buf->data.numel()), false);
+  buf->in_flight.assign(buf->written.size(), {});
   return SmemView{std::move(buf), 0, t.shape};
 }
 
@@ -56,12 +59,11 @@ SmemView SharedMemory::index(const ir::Op& op, const SmemView& buffer, std::int6
 void SharedMemory::check_not_in_flight(const ir::Op& op, const SmemView& view, const char* what) const {
   const std::int64_t n = numel(view.shape);
   for (std::int64_t i = 0; i < n; ++i) {
-    const auto at = static_cast<std::size_t>(view.offset + i);
-    const ir::Op* copy = view.buffer->in_flight[at];
-    if (!copy) continue;
-    const bool committed = view.buffer->in_flight_serial[at] < first_uncommitted_;
+    const SharedBuffer::InFlight& copy = view.buffer->in_flight[static_cast<std::size_t>(view.offset + i)];
+    if (!copy.op) continue;
+    const bool committed = copy.serial < first_uncommitted_;
     throw ProgramError(fmt::format("{} at {} {} shared memory that the async_copy at {} is still writing: {}", op.name(),
-                                   op.loc.str(), what, copy->loc.str(),
+                                   op.loc.str(), what, copy.op->loc.str(),
                                    committed ? "no async_wait has covered its group yet"
                                              : "it was never committed (async_commit), so no async_wait covers it"));
   }
@@ -73,7 +75,7 @@ void SharedMemory::store(const ir::Op& op, const SmemView& view, const Tile& val
   const std::int64_t n = numel(view.shape), esz = b.data.elem_bytes();
   if (value.numel() != n || value.elem_bytes() != esz) internal_error(op, "a value that is not the view's shape");
   std::memcpy(b.data.raw() + view.offset * esz, value.raw(), static_cast<std::size_t>(n * esz));
-  std::fill_n(b.writer.begin() + view.offset, n, &op);
+  std::fill_n(b.written.begin() + view.offset, n, true);
 }
 
 Tile SharedMemory::load(const ir::Op& op, const SmemView& view) const { return read(op, view, op.result()->type); }
@@ -83,7 +85,7 @@ Tile SharedMemory::read(const ir::Op& op, const SmemView& view, const ir::Type& 
   const SharedBuffer& b = *view.buffer;
   const std::int64_t n = numel(view.shape), esz = b.data.elem_bytes();
   for (std::int64_t i = 0; i < n; ++i)
-    if (!b.writer[static_cast<std::size_t>(view.offset + i)])
+    if (!b.written[static_cast<std::size_t>(view.offset + i)])
       throw ProgramError(fmt::format("{} at {} reads shared memory that nothing wrote (element {} of a view of {})",
                                      op.name(), op.loc.str(), i, ir::to_string(b.type)));
   Tile out(type);
@@ -94,8 +96,7 @@ Tile SharedMemory::read(const ir::Op& op, const SmemView& view, const ir::Type& 
 void SharedMemory::start_copy(const ir::Op& op, const SmemView& view, Tile data) {
   check_not_in_flight(op, view, "overwrites");
   const std::int64_t serial = next_serial_++;
-  std::fill_n(view.buffer->in_flight.begin() + view.offset, numel(view.shape), &op);
-  std::fill_n(view.buffer->in_flight_serial.begin() + view.offset, numel(view.shape), serial);
+  std::fill_n(view.buffer->in_flight.begin() + view.offset, numel(view.shape), SharedBuffer::InFlight{&op, serial});
   uncommitted_.push_back(Copy{view, std::move(data), &op, serial});
 }
 
@@ -119,9 +120,8 @@ void SharedMemory::land(const Copy& c) {
   SharedBuffer& b = *c.view.buffer;
   const std::int64_t n = numel(c.view.shape), esz = b.data.elem_bytes();
   std::memcpy(b.data.raw() + c.view.offset * esz, c.data.raw(), static_cast<std::size_t>(n * esz));
-  std::fill_n(b.writer.begin() + c.view.offset, n, c.op);
-  std::fill_n(b.in_flight.begin() + c.view.offset, n, nullptr);
-  std::fill_n(b.in_flight_serial.begin() + c.view.offset, n, 0);
+  std::fill_n(b.written.begin() + c.view.offset, n, true);
+  std::fill_n(b.in_flight.begin() + c.view.offset, n, SharedBuffer::InFlight{});
 }
 
 }  // namespace tessera::interp

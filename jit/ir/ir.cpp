@@ -16,6 +16,20 @@ constexpr OpInfo kOpInfos[] = {
 
 const OpInfo& op_info(OpKind k) { return kOpInfos[static_cast<int>(k)]; }
 
+bool is_shared_memory_op(OpKind k) {
+  switch (k) {
+    case OpKind::LocalAlloc:
+    case OpKind::SmemIndex:
+    case OpKind::LocalStore:
+    case OpKind::LocalLoad:
+    case OpKind::AsyncCopy:
+    case OpKind::AsyncCommit:
+    case OpKind::AsyncWait:
+    case OpKind::FenceAsyncShared: return true;
+    default: return false;
+  }
+}
+
 const OpInfo* op_info_by_name(std::string_view name) {
   for (const auto& info : kOpInfos)
     if (name == info.name) return &info;

@@ -38,6 +38,9 @@ struct OpInfo {
 };
 const OpInfo& op_info(OpKind k);
 const OpInfo* op_info_by_name(std::string_view name);
+// The ops of ops.def's "Shared memory" (local_alloc ... fence_async_shared): the only ones that
+// take or make a shared buffer (a dot may read views too).
+bool is_shared_memory_op(OpKind k);
 
 // Where a traced op came from in the user's C++ source (or the .tir text for parsed IR).
 struct SourceLoc {

@@ -335,13 +335,17 @@ std::string addptr_rule(const Op& op) {
   return "";
 }
 
+}  // namespace
+
 std::string mask_problem(const Op& op, int i, const Type& ptr) {
   if (static_cast<int>(op.operands.size()) <= i) return "";
   const Type& m = operand_type(op, i);
-  if (m.dtype != DType::I1 || m.shape != ptr.shape)
+  if (m.shared || m.dtype != DType::I1 || m.shape != ptr.shape)
     return fmt::format("mask must be i1 of the pointer's shape, got {} for {}", to_string(m), to_string(ptr));
   return "";
 }
+
+namespace {
 
 std::string print_rule(const Op& op) {
   if (!op.has_attr("prefix") || !std::holds_alternative<std::string>(op.attrs.at("prefix")))

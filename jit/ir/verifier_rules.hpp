@@ -19,10 +19,12 @@ std::string atomic_rule_problem(const Op& op);
 // num_warps (verifier_types.cpp); else the problem.
 std::string type_problem(const Type& t, int num_warps);
 
-// The ops of ops.def's "Shared memory" (local_alloc ... fence_async_shared): the only ones that
-// take or make a shared buffer; and the rule of each (verifier_shared.cpp).
-bool is_shared_memory_op(OpKind k);
+// The rule of each shared-memory op (is_shared_memory_op, ir.hpp) (verifier_shared.cpp).
 std::string shared_memory_rule(const Op& op);
+
+// "" when operand `i` of `op`, if present, is an i1 tile (or scalar) of `ptr`'s shape; else the
+// problem (load, store, async_copy).
+std::string mask_problem(const Op& op, int i, const Type& ptr);
 
 // Types equal as the IR means it: a non-pointer's pointee field is ignored.
 bool same_type(const Type& a, const Type& b);

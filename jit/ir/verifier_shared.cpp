@@ -45,29 +45,10 @@ std::string async_copy_rule(const Op& op) {
   if (!ptrs.is_tile() || !ptrs.is_ptr() || ptrs.pointee != view.dtype || ptrs.shape != view.shape)
     return fmt::format("async_copy pointers must be a tile of ptr<{}> of {}'s shape, got {}", ir::dtype_name(view.dtype),
                        to_string(view), to_string(ptrs));
-  if (op.operands.size() == 3) {
-    const Type& m = op.operands[2]->type;
-    if (!m.is_tile() || m.dtype != DType::I1 || m.shape != ptrs.shape)
-      return fmt::format("async_copy mask must be i1 of the pointers' shape, got {} for {}", to_string(m), to_string(ptrs));
-  }
-  return "";
+  return mask_problem(op, 2, ptrs);
 }
 
 }  // namespace
-
-bool is_shared_memory_op(OpKind k) {
-  switch (k) {
-    case OpKind::LocalAlloc:
-    case OpKind::SmemIndex:
-    case OpKind::LocalStore:
-    case OpKind::LocalLoad:
-    case OpKind::AsyncCopy:
-    case OpKind::AsyncCommit:
-    case OpKind::AsyncWait:
-    case OpKind::FenceAsyncShared: return true;
-    default: return false;
-  }
-}
 
 std::string shared_memory_rule(const Op& op) {
   switch (op.kind) {

@@ -74,12 +74,12 @@ TEST_CASE("shared memory ops: the verifier names a malformed use", "[ir][verifie
           "smem_index slot must be an i32 scalar");
   rejects(kSetup + "  %s = smem_index %buf, %n : !smem<64x32xbf16, #padded<16>>\n", "must give !smem<64x32xbf16, #nvmma<64>>");
   rejects(kSetup + "  %q = splat %p : <32x64xptr<bf16>>\n  async_copy %view, %q\n", "async_copy pointers must be a tile of ptr<bf16>");
-  rejects(kSetup + "  %m = constant {value = 1} : <64x32xi32>\n  async_copy %view, %ptrs, %m\n", "async_copy mask must be i1");
+  rejects(kSetup + "  %m = constant {value = 1} : <64x32xi32>\n  async_copy %view, %ptrs, %m\n", "mask must be i1 of the pointer's shape");
   rejects(kSetup + "  async_wait\n", "async_wait needs {pending = N}");
   // Holes a buffer could slip through: a slot or a mask that is itself a buffer.
   rejects(kSetup + "  %s = local_alloc : !smem<1xi32>\n  %v2 = smem_index %buf, %s : !smem<64x32xbf16, #nvmma<64>>\n",
           "smem_index slot must be an i32 scalar");
-  rejects(kSetup + "  %m = local_alloc : !smem<64x32xi1>\n  async_copy %view, %ptrs, %m\n", "async_copy mask must be i1");
+  rejects(kSetup + "  %m = local_alloc : !smem<64x32xi1>\n  async_copy %view, %ptrs, %m\n", "mask must be i1 of the pointer's shape");
   // One buffer per program: never allocated inside a loop or a branch.
   rejects(kSetup + "  %c0 = constant {value = 0} : i32\n  %c1 = constant {value = 1} : i32\n"
                    "  for %c0, %n, %c1 {\n  ^bb(%i: i32):\n    %b = local_alloc : !smem<16xf32>\n    yield\n  }\n",
