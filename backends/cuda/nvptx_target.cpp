@@ -222,6 +222,7 @@ class NvptxTarget final : public lower::Target {
     return nvptx_wgmma_wait(b, acc, pending);
   }
   void fence_proxy_async(llvm::IRBuilder<>& b) const override {
+    if (arch_ == "sm_80") return;  // no async proxy before sm_90 (no wgmma, no TMA): nothing to order
     call_intrinsic(b, llvm::Intrinsic::nvvm_fence_proxy_async_shared_cta);
   }
 

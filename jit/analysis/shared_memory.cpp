@@ -32,7 +32,7 @@ I repetitions_along_axis(const ir::Type& t, int axis) {
 }
 
 bool is_private_user(const Op& op) {
-  return op.kind == OpKind::ConvertLayout || op.kind == OpKind::Reduce || op.kind == OpKind::Scan || is_async_dot(op);
+  return op.kind == OpKind::ConvertLayout || op.kind == OpKind::Reduce || op.kind == OpKind::Scan || op.kind == OpKind::LocalAlloc;
 }
 
 std::unordered_set<const ir::Value*> used_values(const ir::Module& m) {
@@ -49,11 +49,27 @@ I align_up(I bytes, I alignment) { return (bytes + alignment - 1) / alignment * 
 
 I dot_row_pad(ir::DType operand) { return 16 / ir::dtype_bytes(operand); }
 I dot_row_stride(ir::DType operand, I row_elems) { return row_elems + dot_row_pad(operand); }
-bool is_async_dot(const Op& op) { return op.kind == OpKind::Dot && op.has_attr("async_stages"); }
+bool is_async_dot(const Op& op) { return op.kind == OpKind::Dot && op.operands.at(0)->type.shared; }
+
+const Op* shared_buffer_of(const ir::Value* v) {
+  if (!v->type.shared || !v->def) return nullptr;
+  if (v->def->kind == OpKind::SmemIndex) return shared_buffer_of(v->def->operands.at(0));
+  return v->def->kind == OpKind::LocalAlloc ? v->def : nullptr;
+}
+
+I shared_stage_bytes(const ir::Type& view) {
+  const I esz = ir::dtype_bytes(view.dtype), rows = view.numel() / view.shape.back();
+  switch (view.encoding.kind) {
+    case ir::SharedEncoding::Kind::Nvmma: return align_up(view.numel() * esz, 1024);
+    case ir::SharedEncoding::Kind::Padded: return rows * (view.shape.back() * esz + view.encoding.bytes);
+    case ir::SharedEncoding::Kind::RowMajor: break;
+  }
+  return view.numel() * esz;
+}
+
 I dot_stage_bytes(const Op& dot, int operand) {
   const auto& t = dot.operands.at(static_cast<std::size_t>(operand))->type;
-  // wgmma operands are dense swizzled tiles whose swizzle atoms (8 rows of up to 128 bytes) must
-  // start 1024-byte aligned; mma.sync operands have padded rows.
+  // wgmma operands are dense swizzled tiles (shared_stage_bytes); mma.sync operands have padded rows.
   if (dot_uses_wgmma(dot)) return align_up(t.numel() * ir::dtype_bytes(t.dtype), 1024);
   return t.shape[0] * dot_row_stride(t.dtype, t.shape[1]) * ir::dtype_bytes(t.dtype);
 }
@@ -68,6 +84,10 @@ const Op* ring_loop(const Op& dot) {
 
 bool wgmma_in_flight(const Op& dot) {
   if (!dot_uses_wgmma(dot) || !is_async_dot(dot) || !ring_loop(dot)) return false;
+  for (int l = 0; l < 2; ++l) {  // stages of rings, as the pipeline pass reads them
+    const ir::Value* view = dot.operands[static_cast<std::size_t>(l)];
+    if (!view->def || view->def->kind != OpKind::SmemIndex) return false;
+  }
   ir::Block& body = *dot.parent;
   const ir::Value* acc = dot.operands.at(2);
   std::size_t arg = 0;
@@ -85,13 +105,13 @@ bool wgmma_spare_stage(const Op& dot) {
   if (!wgmma_in_flight(dot)) return false;
   // The extra stage must not cost a resident program per SM (Hopper: 228 KB of shared memory per
   // SM, 1 KB of it reserved per program): two 96 KB rings fit, two 128 KB ones do not.
-  const I stages = dot.int_attr("async_stages"), stage = dot_stage_bytes(dot, 0) + dot_stage_bytes(dot, 1);
+  const I stages = shared_buffer_of(dot.operands[0])->result()->type.shape[0];
+  const I stage = shared_stage_bytes(dot.operands[0]->type) + shared_stage_bytes(dot.operands[1]->type);
   constexpr I kSharedPerSm = 228 * 1024, kReservedPerProgram = 1024;
   auto programs = [&](I n) { return kSharedPerSm / (n * stage + kReservedPerProgram); };
   return programs(stages + 1) == programs(stages);
 }
 
-I dot_ring_stages(const Op& dot) { return dot.int_attr("async_stages") + (wgmma_spare_stage(dot) ? 1 : 0); }
 
 I convert_row_pad(const Op& convert) {
   const ir::Type& src = convert.operands.at(0)->type;
@@ -102,14 +122,20 @@ I convert_row_pad(const Op& convert) {
   return 16 / esz;
 }
 
-I shared_alignment(const Op& op) { return dot_uses_wgmma(op) ? 1024 : 16; }
+I shared_alignment(const Op& op) {
+  if (op.kind == OpKind::LocalAlloc) return op.result()->type.encoding.kind == ir::SharedEncoding::Kind::Nvmma ? 1024 : 16;
+  return dot_uses_wgmma(op) ? 1024 : 16;
+}
 
 I shared_bytes(const Op& op) {
   I bytes = 0;
   switch (op.kind) {
-    case OpKind::Dot: {  // a then b, rows padded (lower_dot.cpp); a ring of stages when asynchronous
-      const I stages = is_async_dot(op) ? dot_ring_stages(op) : 1;
-      return stages * (dot_stage_bytes(op, 0) + dot_stage_bytes(op, 1));
+    case OpKind::Dot:  // a then b, rows padded (lower_dot.cpp); none when it reads them from views
+      return is_async_dot(op) ? 0 : dot_stage_bytes(op, 0) + dot_stage_bytes(op, 1);
+    case OpKind::LocalAlloc: {  // its stages (the leading dim) one after the other; one of 1 dim whole
+      const ir::Type& t = op.result()->type;
+      if (t.rank() < 2) return shared_stage_bytes(t);
+      return t.shape[0] * shared_stage_bytes(t.with_shape(std::vector<I>(t.shape.begin() + 1, t.shape.end())));
     }
     case OpKind::ConvertLayout: {
       const auto& t = op.result()->type;  // rows padded (lower_convert_layout)
@@ -152,10 +178,8 @@ SharedMemoryPlan::SharedMemoryPlan(const ir::Module& m) {
 }
 
 namespace {
-bool inside_a_loop(const Op& op) {
-  for (const Op* p = ir::parent_op(op); p; p = ir::parent_op(*p))
-    if (p->kind == OpKind::For || p->kind == OpKind::DoWhile) return true;
-  return false;
+bool uses_buffer(const Op& op, const Op& alloc) {
+  return std::any_of(op.operands.begin(), op.operands.end(), [&](const ir::Value* v) { return shared_buffer_of(v) == &alloc; });
 }
 }  // namespace
 
@@ -165,11 +189,19 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
   // loop's body when ops after it may reuse its bytes (-1: none may).
   std::map<const Op*, I> position;
   ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) { position[&op] = static_cast<I>(position.size()); });
-  auto ring_end = [&](const Op& dot) -> I {
-    const Op* loop = ring_loop(dot);
-    if (!loop || inside_a_loop(*loop)) return -1;
-    I last = position.at(loop);
-    ir::walk(*loop->regions[0]->block, [&](const Op& o) { last = std::max(last, position.at(&o)); });
+  // The last position of the top-level op that holds the buffer's last use.
+  auto ring_end = [&](const Op& alloc) -> I {
+    I last = position.at(&alloc);
+    for (const auto& top : m.entry().ops) {
+      bool uses = uses_buffer(*top, alloc);
+      I end = position.at(top.get());
+      for (const auto& r : top->regions)
+        ir::walk(*r->block, [&](const Op& o) {
+          uses = uses || uses_buffer(o, alloc);
+          end = std::max(end, position.at(&o));
+        });
+      if (uses) last = std::max(last, end);
+    }
     return last;
   };
   struct Placed {
@@ -199,7 +231,7 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
     }
     // First fit: the lowest aligned offset, from 0 or past some placed region, that overlaps no
     // region this one may not share.
-    const bool ring = is_async_dot(op);
+    const bool ring = op.kind == OpKind::LocalAlloc;
     auto fits = [&](I at) {
       return std::none_of(private_ops.begin(), private_ops.end(), [&](const Placed& p) {
         return at < p.end && p.begin < at + bytes && !may_share(p, op, ring);
@@ -265,19 +297,24 @@ void SharedMemoryPlan::walk_block(const ir::Block& b, Pending& pending) {
         head = std::move(next);
       }
       pending = head;  // a for may run zero times: its exit sees the head (a superset of the end)
-      // A ring this loop's dot read (and whose last copies the loop's exit waited for): a write of
-      // its bytes, for whatever reuses them after the loop.
+      // A buffer this loop used (copies into it, a dot's reads): a write of its bytes, for
+      // whatever reuses them after the loop.
       ir::walk(*op->regions[0]->block, [&](const Op& o) {
-        if (!is_async_dot(o) || !regions_.count(&o)) return;
-        const auto& [begin, end] = regions_.at(&o);
-        pending = join(pending, {Access{begin, end, true}});
+        for (const ir::Value* v : o.operands) {
+          const Op* alloc = shared_buffer_of(v);
+          if (!alloc || !regions_.count(alloc)) continue;
+          const auto& [begin, end] = regions_.at(alloc);
+          pending = join(pending, {Access{begin, end, true}});
+        }
       });
     } else if (op->kind == OpKind::If) {
       Pending then_arm = pending, else_arm = pending;
       walk_block(*op->regions[0]->block, then_arm);
       walk_block(*op->regions[1]->block, else_arm);
       pending = join(then_arm, else_arm);
-    } else if (regions_.count(op.get()) && !is_async_dot(*op)) {
+    } else if (op->kind == OpKind::DebugBarrier) {
+      pending.clear();
+    } else if (regions_.count(op.get()) && op->kind != OpKind::LocalAlloc) {
       walk_phase(*op, 0, pending);
       walk_phase(*op, 1, pending);
     }

@@ -16,8 +16,10 @@
 // at offset 0, reused by each of them. A pipelined dot's ring is live from its prologue to the end
 // of its loop: ops after that loop (a matmul's epilogue conversion) may reuse its bytes, where the
 // loop is not itself inside a loop (whose next iteration's prologue would write the ring again).
-// For the barriers, the end of such a loop counts as a write of the whole ring: its last copies
-// (waited for at the loop's exit) and its reads by the dot.
+// That is, a shared buffer (local_alloc, at the kernel's top level) is live until the end of the
+// top-level op that holds its last use. For the barriers, the end of a loop that uses a buffer
+// counts as a write of the whole buffer: its last copies and its reads by the dot. A
+// debug_barrier in the IR is a barrier: nothing is pending after it.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -39,27 +41,32 @@ bool has_replicas(const ir::Type& t);
 // elements of `operand`'s type, and the row stride in elements.
 std::int64_t dot_row_pad(ir::DType operand);
 std::int64_t dot_row_stride(ir::DType operand, std::int64_t row_elems);
-// A dot whose operands the pipeline pass made asynchronous (attribute "async_stages"): its
-// operands arrive by cp.async in a ring of that many stages, [a stage 0 .. S-1][b stage 0 .. S-1],
-// in a region of its own that no other op uses; its own wait and barrier order the ring
-// (lower_dot.cpp), so the plan places none for it.
+// A dot that reads a and b from shared-memory views (the pipeline pass's rings, ops.def "Shared
+// memory"): the buffers' local_allocs hold the bytes; the IR's own waits and barriers order them.
 bool is_async_dot(const ir::Op& op);
-// Bytes of one stage of a dot's staged a (operand 0) or b (operand 1).
+// The local_alloc whose buffer `v` (a buffer, or a view of it by smem_index) is; null otherwise.
+const ir::Op* shared_buffer_of(const ir::Value* v);
+// Bytes of one stage of a shared buffer (`view`: the stage's type, or a whole 2-D buffer as one
+// stage): padded rows as #padded says, wgmma's swizzled tiles (#nvmma) rounded up to 1024 bytes
+// (the swizzle atoms, 8 rows of up to 128 bytes, must start 1024-byte aligned).
+std::int64_t shared_stage_bytes(const ir::Type& view);
+// Bytes of one stage of a dot's staged a (operand 0) or b (operand 1), from registers.
 std::int64_t dot_stage_bytes(const ir::Op& dot, int operand);
 // An asynchronous wgmma dot whose accumulator is only carried around its loop (the loop's block
 // argument feeds nothing but the dot, the dot's result nothing but the yield): its wgmmas stay in
 // flight into the next iteration (wait_group 1 after each, wait_group 0 after the loop), as
-// Triton's and CUTLASS's mainloops keep them. The copies of iteration i go to the stage of
-// iteration i - 1 (i - 2 with a spare stage), whose wgmmas may still run in another warpgroup:
+// Triton's and CUTLASS's mainloops keep them. This assumes the pipeline pass's schedule: the
+// copies after the dot of iteration i refill the stage of iteration i - 1 (i - 2 with a spare
+// stage), whose wgmmas may still run in another warpgroup:
 bool wgmma_in_flight(const ir::Op& dot);
 // - with a spare stage (the ring one stage longer than num_stages, where that leaves as many
 //   programs resident per SM), every warpgroup finished reading i - 2's stage before the barrier
 //   at the top of iteration i;
 // - without, a second barrier after the wait_group 1 of iteration i (every warpgroup is then done
-//   with i - 1's) precedes the copies, as Triton's mainloop has (lower_wgmma.cpp).
+//   with i - 1's) precedes the copies, as Triton's mainloop has.
+// The layout pass decides (on the rings as the pipeline pass made them: num_stages long) and
+// writes the decision into the IR: a ring one stage longer, or a debug_barrier after the dot.
 bool wgmma_spare_stage(const ir::Op& dot);
-// The stages of an asynchronous dot's ring: async_stages, plus one with wgmma_spare_stage.
-std::int64_t dot_ring_stages(const ir::Op& dot);
 // A conversion (convert_layout) writes each element at its row-major index, rows padded. Where
 // both layouts hold runs of two or more elements along the last dim (row_run) and a row is whole
 // 16-byte pieces, it writes and reads whole runs as vectors, and rows are padded by 16 bytes: the

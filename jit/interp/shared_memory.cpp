@@ -48,11 +48,11 @@ SmemView SharedMemory::alloc(const ir::Op& op) {
 
 SmemView SharedMemory::index(const ir::Op& op, const SmemView& buffer, std::int64_t slot) const {
   const std::int64_t stages = buffer.shape.at(0);
-  if (slot < 0 || slot >= stages)
-    throw ProgramError(fmt::format("smem_index at {}: stage {} of a buffer of {} stages ({})", op.loc.str(), slot, stages,
-                                   ir::to_string(op.operands[0]->type)));
+  if (slot < 0)
+    throw ProgramError(fmt::format("smem_index at {}: stage {} (negative) of a buffer of {} stages ({})", op.loc.str(), slot,
+                                   stages, ir::to_string(op.operands[0]->type)));
   SmemView v{buffer.buffer, 0, std::vector<std::int64_t>(buffer.shape.begin() + 1, buffer.shape.end())};
-  v.offset = buffer.offset + slot * numel(v.shape);
+  v.offset = buffer.offset + (slot % stages) * numel(v.shape);  // a ring: slot i is stage i mod stages
   return v;
 }
 

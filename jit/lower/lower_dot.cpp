@@ -6,8 +6,8 @@
 //   analysis::mma_v2_layout says (jit/analysis/layouts.hpp has the fragment <-> tile map);
 // - otherwise (f32 "ieee", warps of 64) each thread computes its own result elements with fma loops
 //   over k from shared memory, in the order the interpreter uses (k ascending), matching it exactly.
-// A pipelined dot (num_stages >= 2, pipeline_loads.hpp) reads its operands from a ring of stages
-// that cp.async filled (lower_async_load) instead of staging them.
+// A pipelined dot (num_stages >= 2, pipeline_loads.hpp) reads its operands from views of rings
+// that cp.async filled (lower_shared.cpp) instead of staging them.
 // On sm_90a, dots the layout pass marked "wgmma" run on wgmma.mma_async from swizzled operands
 // instead (lower_wgmma.cpp).
 #include <fmt/format.h>
@@ -47,129 +47,27 @@ void KernelLowering::stage_in_shared(const ir::Value* v, llvm::Value* base, cons
   }
 }
 
-std::pair<const Op*, int> KernelLowering::ring_owner(I ring) const {
-  const Op* found = nullptr;
-  int operand = 0;
-  ir::walk(const_cast<ir::Block&>(m_.entry()), [&](Op& o) {
-    if (!analysis::is_async_dot(o)) return;
-    if (o.int_attr("async_ring_a") == ring) found = &o, operand = 0;
-    if (o.int_attr("async_ring_b") == ring) found = &o, operand = 1;
-  });
-  if (!found) throw InternalError(fmt::format("lowering: no dot reads ring {}", ring));
-  return {found, operand};
-}
-
-llvm::Value* KernelLowering::ring_stage(const Op& dot, int operand, llvm::Value* slot) {
-  const I stages = analysis::dot_ring_stages(dot);
-  const I first = operand == 0 ? 0 : stages * analysis::dot_stage_bytes(dot, 0);
-  llvm::Value* offset = b_.CreateAdd(i32(b_, first), b_.CreateMul(slot, i32(b_, analysis::dot_stage_bytes(dot, operand))));
-  return b_.CreateGEP(b_.getInt8Ty(), scratch(dot), offset);
-}
-
-llvm::Value* KernelLowering::loop_iteration(const Op& op) {
-  const Op* loop = ir::parent_op(op);
-  if (!loop || loop->kind != OpKind::For)
-    throw InternalError(fmt::format("lowering: pipelined '{}' outside a loop at {}", op.name(), op.loc.str()));
-  llvm::Value* iv = get(loop->regions[0]->block->args[0].get())[0];
-  llvm::Value* lb = get(loop->operands[0])[0];
-  const I step = std::get<I>(loop->operands[2]->def->attrs.at("value"));
-  llvm::Value* i = b_.CreateUDiv(b_.CreateSub(iv, lb), llvm::ConstantInt::get(iv->getType(), static_cast<std::uint64_t>(step)));
-  return b_.CreateIntCast(i, b_.getInt32Ty(), false);
-}
-
-void KernelLowering::lower_async_load(const Op& op) {
-  const auto [dot, operand] = ring_owner(op.int_attr("async_ring"));
-  const I stages = analysis::dot_ring_stages(*dot), depth = dot->int_attr("async_depth");
-  const I slot_attr = op.int_attr("async_slot");
-  llvm::Value* slot = slot_attr >= 0 ? i32(b_, slot_attr)
-                                     : b_.CreateURem(b_.CreateAdd(loop_iteration(op), i32(b_, depth)), i32(b_, stages));
-  llvm::Value* base = ring_stage(*dot, operand, slot);
-  const ir::Type& t = op.result()->type;
-  const I esz = ir::dtype_bytes(t.dtype);
-  const SharedTile tile = dot_operand_tile(*dot, t);
-  if (tile.contiguous_dim != dot_operand_tile(*dot, dot->operands[static_cast<std::size_t>(operand)]->type).contiguous_dim)
-    throw InternalError(fmt::format("lowering: a ring load and its dot disagree on the operand's layout at {}", op.loc.str()));
-  llvm::Type* elem = scalar_type(t.element());
-  const Elems& ptrs = get(op.operands[0]);
-  const Elems& mask = get(op.operands[1]);
-  std::function<llvm::Value*(I)> offset_of;  // made in the copying block, where its first offset is used
-  auto shared_at = [&](I k) { return b_.CreateGEP(b_.getInt8Ty(), base, offset_of(k)); };
-  // Where the layout repeats the tile over threads, only the first copy's threads copy: two
-  // asynchronous writes of one address are a race (compute-sanitizer's racecheck reports it), even
-  // with the same bytes, and a repeat must not zero-fill either.
-  llvm::BasicBlock* copied = nullptr;
-  if (llvm::Value* owner = owner_predicate(t)) {
-    auto* copy_bb = llvm::BasicBlock::Create(ctx_, "async.copy", fn_);
-    copied = llvm::BasicBlock::Create(ctx_, "async.copied", fn_);
-    b_.CreateCondBr(owner, copy_bb, copied);
-    b_.SetInsertPoint(copy_bb);
-  }
-  // A group is a run of elements contiguous in global memory along the layout's fastest dim. Only
-  // runs along the dim the ring stores contiguously are one copy (padded rows: dim 1; wgmma's B:
-  // its own fastest dim); others (a transposed A, vectorized along M) are scattered element by
-  // element.
-  const auto layout_dist = analysis::distribute(t);
-  const bool runs_along_rows = layout_dist.slice_dim < 0 && layout_dist.layout.order[0] == tile.contiguous_dim;
-  const auto groups = access_groups(op, op.operands[1]);
-  auto one_copy = [&](const std::vector<I>& g) {
-    const I bytes = static_cast<I>(g.size()) * esz;
-    return runs_along_rows && (bytes == 4 || bytes == 8 || bytes == 16);
-  };
-  std::vector<I> slots;  // the elements whose shared addresses the copies below take
-  for (const auto& g : groups) {
-    if (one_copy(g)) slots.push_back(g[0]);
-    else slots.insert(slots.end(), g.begin(), g.end());
-  }
-  offset_of = shared_element_offsets(t, tile, slots);
-  check_bounds(op, "load", op.operands[0]->type, ptrs, &mask, esz);
-  for (const auto& g : groups) {
-    const I bytes = static_cast<I>(g.size()) * esz;
-    if (one_copy(g)) {
-      target_.async_copy(b_, shared_at(g[0]), ptrs[static_cast<std::size_t>(g[0])], static_cast<int>(bytes),
-                         mask[static_cast<std::size_t>(g[0])]);
-      continue;
-    }
-    for (I k : g) {  // narrower than cp.async copies: an ordinary load and store (zero where masked)
-      llvm::Value* v = target_.predicated_load(b_, elem, ptrs[static_cast<std::size_t>(k)], mask[static_cast<std::size_t>(k)],
-                                               llvm::Constant::getNullValue(elem), static_cast<unsigned>(esz));
-      b_.CreateStore(v, shared_at(k));
-    }
-  }
-  if (copied) {
-    b_.CreateBr(copied);
-    b_.SetInsertPoint(copied);
-  }
-  target_.async_commit(b_);
-  set(op.result(), {});
-}
-
 void KernelLowering::lower_dot(const Op& op) {
   const ir::Type& at = op.operands[0]->type;
   const ir::Type& bt = op.operands[1]->type;
   const ir::Type& rt = op.result()->type;
   const I k = at.shape[1];
-  const I a_stride = analysis::dot_row_stride(at.dtype, k), b_stride = analysis::dot_row_stride(at.dtype, bt.shape[1]);
+  const SharedTile a_tile = dot_operand_tile(op, at), b_tile = dot_operand_tile(op, bt);
+  const I a_stride = a_tile.row_stride, b_stride = b_tile.row_stride;  // padded rows (not wgmma)
   llvm::Type* elem = scalar_type(at.element());
   const bool wgmma = analysis::dot_uses_wgmma(op);
   llvm::Value* a_smem = nullptr;
   llvm::Value* b_smem = nullptr;
   if (analysis::is_async_dot(op)) {
-    // The operands of iteration i are in ring stage i mod S: wait until at most the copies of
-    // the depth - 1 later iterations (two groups each, a and b) are in flight, then a barrier, so
-    // that every thread's copies of this stage are visible and every thread is done with the
-    // stage the copies after this dot overwrite (the previous iteration's).
-    llvm::Value* slot = b_.CreateURem(loop_iteration(op), i32(b_, analysis::dot_ring_stages(op)));
-    target_.async_wait(b_, static_cast<int>(2 * (op.int_attr("async_depth") - 1)));
-    if (wgmma) target_.fence_proxy_async(b_);  // the copies, visible to wgmma's async proxy
-    target_.barrier(b_);
-    a_smem = ring_stage(op, 0, slot);
-    b_smem = ring_stage(op, 1, slot);
+    // Views of rings (the pipeline pass's): the IR's wait, fence and barrier come before.
+    a_smem = get(op.operands[0])[0];
+    b_smem = get(op.operands[1])[0];
   } else {
     a_smem = scratch(op);
     b_smem = b_.CreateConstGEP1_32(b_.getInt8Ty(), a_smem, static_cast<unsigned>(analysis::dot_stage_bytes(op, 0)));
     shared_phase(op, 0);
-    stage_in_shared(op.operands[0], a_smem, dot_operand_tile(op, at));
-    stage_in_shared(op.operands[1], b_smem, dot_operand_tile(op, bt));
+    stage_in_shared(op.operands[0], a_smem, a_tile);
+    stage_in_shared(op.operands[1], b_smem, b_tile);
     if (wgmma) target_.fence_proxy_async(b_);  // the stores, visible to wgmma's async proxy
     shared_phase(op, 1);
   }

@@ -322,11 +322,10 @@ llvm::Value* KernelLowering::element_linear_index(const ir::Type& t, I k) {
   return lin;
 }
 
-std::vector<std::vector<I>> KernelLowering::access_groups(const Op& op, const ir::Value* mask) {
+std::vector<std::vector<I>> KernelLowering::access_groups(const ir::Value* ptr, const ir::Value* mask) {
   // Slots accessed as one vector: w consecutive elements along the layout's fastest dim (order[0]),
   // w the widest power of two that the layout keeps in one thread, that axis info proves
   // contiguous and aligned, over which the mask is constant, and at most 16 bytes.
-  const ir::Value* ptr = op.operands[0];
   const I n = static_cast<I>(get(ptr).size());
   std::vector<std::vector<I>> groups;
   auto singles = [&] {
@@ -368,7 +367,6 @@ AccessHints access_hints(const Op& op) {
 }  // namespace
 
 void KernelLowering::lower_load(const Op& op) {
-  if (op.has_attr("async_ring")) return lower_async_load(op);  // a pipelined dot operand (lower_dot.cpp)
   const ir::Value* res = op.result();
   // Memory holds a bool as one byte: access i8 and convert, so that vectors of bools are bytes.
   const bool is_bool = res->type.dtype == DType::I1;
@@ -381,7 +379,7 @@ void KernelLowering::lower_load(const Op& op) {
   Elems out(ptrs.size());
   // Each element, so that a failure names the element, not its vector's first.
   check_bounds(op, "load", op.operands[0]->type, ptrs, mask, ir::dtype_bytes(res->type.dtype));
-  for (const auto& g : access_groups(op, mask_v)) {
+  for (const auto& g : access_groups(op.operands[0], mask_v)) {
     const int w = static_cast<int>(g.size());
     const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(res->type.dtype));
     llvm::Type* vty = w == 1 ? elem : llvm::FixedVectorType::get(elem, w);
@@ -417,7 +415,7 @@ void KernelLowering::lower_store(const Op& op) {
   auto to_memory = [&](llvm::Value* v) { return is_bool ? b_.CreateZExt(v, b_.getInt8Ty()) : v; };
   const AccessHints hints = access_hints(op);
   check_bounds(op, "store", op.operands[0]->type, ptrs, mask, ir::dtype_bytes(op.operands[1]->type.dtype));
-  for (const auto& g : access_groups(op, mask_v)) {
+  for (const auto& g : access_groups(op.operands[0], mask_v)) {
     const int w = static_cast<int>(g.size());
     const unsigned align = static_cast<unsigned>(w * ir::dtype_bytes(op.operands[1]->type.dtype));
     llvm::Value* v = to_memory(vals[g[0]]);

@@ -39,6 +39,7 @@ std::uint64_t swizzle_mode(I bytes) { return bytes == 128 ? 1 : bytes == 64 ? 2 
 }  // namespace
 
 KernelLowering::SharedTile KernelLowering::dot_operand_tile(const Op& dot, const ir::Type& t) const {
+  if (t.shared) return shared_tile(t);  // a view: as its encoding says
   SharedTile s;
   s.rows = t.shape[0];
   s.cols = t.shape[1];
@@ -212,11 +213,10 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   if (analysis::wgmma_in_flight(op)) {
     // This iteration's wgmmas run on while the next one's copies are issued: wait only for the
     // previous iteration's. Without a spare stage the copies after this dot refill that
-    // iteration's stage: a barrier first, so that every warpgroup is done reading it
-    // (wgmma_spare_stage). The accumulators are not read before the wait_group 0 after the loop
-    // (lower_for).
+    // iteration's stage: the layout pass put a debug_barrier right after this dot, so that every
+    // warpgroup is done reading it (wgmma_spare_stage). The accumulators are not read before the
+    // wait_group 0 after the loop (lower_for).
     target_.wgmma_wait(b_, {}, 1);
-    if (!analysis::wgmma_spare_stage(op)) target_.barrier(b_);
     set(op.result(), std::move(acc));
     return;
   }

@@ -189,12 +189,7 @@ void KernelLowering::lower_block(const ir::Block& b) {
 
 void KernelLowering::lower_op(const Op& op) {
   if (dib_) b_.SetCurrentDebugLocation(debug_location(op.loc));
-  // ops.def "Shared memory": the pipeliner's target form, run by the interpreter; the lowering of
-  // each is issue 9's next step (notes/tensor-cores.md), and until then compiling one is refused.
-  if (ir::is_shared_memory_op(op.kind))
-    throw ProgramError(fmt::format("'{}' at {}: shared-memory ops are not compiled yet (only the interpreter runs "
-                                   "them); the lowering still takes pipelined dots in their marked form", op.name(),
-                                   op.loc.str()));
+  if (ir::is_shared_memory_op(op.kind)) return lower_shared_memory_op(op);  // lower_shared.cpp
   switch (op.kind) {
     case OpKind::Constant: {
       llvm::Value* c = constant_of(op.result()->type, op.attrs.at("value"));
@@ -325,11 +320,6 @@ void KernelLowering::lower_for(const Op& op) {
   close_carried(carried, body, 0, latch);
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
-  // Copies into a pipelined dot's ring for iterations that never ran are still in flight: none
-  // may outlive the loop (their ring is the dot's own, but the kernel may end here).
-  bool async = false;
-  for (const auto& o : body.ops) async |= o->has_attr("async_ring");
-  if (async) target_.async_wait(b_, 0);
   for (std::size_t c = 0; c < carried.size(); ++c)
     set(op.result(static_cast<int>(c)), Elems(carried[c].begin(), carried[c].end()));
   // The accumulators of wgmmas left in flight by the last iteration (lower_wgmma.cpp) are read

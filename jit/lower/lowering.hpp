@@ -81,7 +81,7 @@ class KernelLowering {
   void lower_convert_layout(const ir::Op& op);
   void lower_load(const ir::Op& op);
   void lower_store(const ir::Op& op);
-  std::vector<std::vector<std::int64_t>> access_groups(const ir::Op& op, const ir::Value* mask);
+  std::vector<std::vector<std::int64_t>> access_groups(const ir::Value* ptrs, const ir::Value* mask);
   // Row-major index, in the tile's shape, of the element in slot k of this thread.
   llvm::Value* element_linear_index(const ir::Type& t, std::int64_t k);
 
@@ -120,6 +120,8 @@ class KernelLowering {
     std::int64_t swizzle = 0;
   };
   SharedTile dot_operand_tile(const ir::Op& dot, const ir::Type& t) const;
+  // How a shared buffer's stage (a view) lies, from its type's encoding (lower_shared.cpp).
+  SharedTile shared_tile(const ir::Type& view) const;
   // Byte offset (i32) of element (row, col) of a tile laid out as `s`.
   llvm::Value* shared_tile_offset(const SharedTile& s, llvm::Value* row, llvm::Value* col);
   // The byte shift of every element of `s` moved by (d_row, d_col), where that move is a pure
@@ -134,16 +136,10 @@ class KernelLowering {
   void lower_dot_wgmma(const ir::Op& op, llvm::Value* a_smem, llvm::Value* b_smem);
   void lower_dot_mma(const ir::Op& op, llvm::Value* a_smem, llvm::Value* b_smem, std::int64_t a_stride,
                      std::int64_t b_stride);
-  // Pipelined dot operands (pipeline_loads.hpp): a load marked with a ring copies its tile into
-  // the ring's stage with cp.async and yields no registers; an asynchronous dot waits for its
-  // stage and reads it there.
-  void lower_async_load(const ir::Op& op);
-  // The dot that reads ring `ring`, and which of its operands the ring holds.
-  std::pair<const ir::Op*, int> ring_owner(std::int64_t ring) const;
-  // The base of `dot`'s ring stage `slot` (i32) for operand 0 or 1.
-  llvm::Value* ring_stage(const ir::Op& dot, int operand, llvm::Value* slot);
-  // (iv - lb) / step of the loop directly around `op`: the iteration it runs in, counted from 0.
-  llvm::Value* loop_iteration(const ir::Op& op);
+  // Shared-memory ops (ops.def "Shared memory"; lower_shared.cpp): buffers, views, cp.async and
+  // its groups, the async-proxy fence. A dot over views reads its operands where they lie.
+  void lower_shared_memory_op(const ir::Op& op);
+  void lower_async_copy(const ir::Op& op);
   // Writes tile `v` into shared memory at `base`, laid out as `tile` says.
   void stage_in_shared(const ir::Value* v, llvm::Value* base, const SharedTile& tile);
   // elems[first, first + count) as one vector, for a store of a run of them.

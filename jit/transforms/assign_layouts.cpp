@@ -9,6 +9,7 @@
 #include "jit/analysis/axis_info.hpp"
 #include "jit/analysis/layouts.hpp"
 #include "jit/analysis/shared_memory.hpp"
+#include "jit/transforms/shared_encodings.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::transforms {
@@ -82,8 +83,8 @@ class LayoutAssigner {
       for (auto& r : op.results) note(r.get());
       for (auto& reg : op.regions)
         for (auto& a : reg->block->args) note(a.get());
-      if (op.kind == OpKind::Load || op.kind == OpKind::Store) {
-        const Value* p = op.operands[0];
+      if (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::AsyncCopy) {
+        const Value* p = op.operands[op.kind == OpKind::AsyncCopy ? 1 : 0];
         if (p->type.is_tile()) {
           int& w = widest_bytes[p->type.rank()];
           w = std::max(w, ir::dtype_bytes(p->type.pointee));
@@ -178,13 +179,18 @@ class LayoutAssigner {
     return access;
   }
   Layout access_layout(const Op& op) {
+    if (op.kind == OpKind::AsyncCopy) {  // into a view (operand 0) from pointers (operand 1)
+      const auto [order, vec] = contiguous_access(op.operands[1]);
+      return analysis::blocked_layout(op.operands[1]->type.shape, module_.num_warps, warp_size_, vec, order);
+    }
     if (!op.operands[0]->type.is_tile()) return Layout{};  // a scalar access: no layout
-    if (op.has_attr("async_ring") || (op.kind == OpKind::Load && dot_only_.count(op.result()))) {
+    if (op.kind == OpKind::Load && dot_only_.count(op.result())) {
       // A dot operand goes to shared memory, not to registers: a layout of its own shape, so
       // that every thread copies as many 16-byte pieces and none repeats another's. The rank's
-      // default, sized for the largest tile, would leave half the threads of a narrower operand
-      // idle behind an owner branch (pipelined), or load and store it twice (a 128 x 64 A beside
+      // default, sized for the largest tile, would load and store it twice (a 128 x 64 A beside
       // a 128 x 128 C with 8 warps and num_stages = 1: 170 registers, notes/tensor-cores.md).
+      // An async_copy into a ring (above) takes the same, for the same reason: with the default,
+      // half the threads of a narrower operand would idle behind an owner branch.
       const auto [order, vec] = contiguous_access(op.operands[0]);
       return analysis::blocked_layout(op.operands[0]->type.shape, module_.num_warps, warp_size_, vec, order);
     }
@@ -217,23 +223,9 @@ class LayoutAssigner {
       // loop body converts nothing; every other carried value takes the rank's default.
       auto& args = op.regions[0]->block->args;
       for (std::size_t i = 0; i < args.size(); ++i) {
-        const Op* yield = op.regions[0]->block->terminator();
-        // What the arg receives, followed through the queue of carried values a pipelined dot's
-        // ring shifts along (arg j yields arg j+1, the last yields the load).
-        const Value* yielded = i > 0 && yield ? yield->operands.at(i - 1) : nullptr;
-        for (int hops = 0; yielded && !yielded->def && yielded->owner == op.regions[0]->block.get() && yielded->index > 0 &&
-                           hops < static_cast<int>(args.size());
-             ++hops)
-          yielded = yield->operands.at(static_cast<std::size_t>(yielded->index - 1));
         if (const Layout* a = anchor_of(args[i].get())) {
           set_layout(args[i].get(), *a);
           set_layout(op.results[i - 1].get(), *a);
-        } else if (yielded && yielded->def && yielded->def->kind == OpKind::Load && yielded->def->has_attr("async_ring")) {
-          // A tile carried in a pipelined dot's ring (pipeline_loads.hpp) has no registers to
-          // convert: it keeps the layout its copies are issued in.
-          const Layout l = access_layout(*yielded->def);
-          set_layout(args[i].get(), l);
-          set_layout(op.results[i - 1].get(), l);
         } else {
           set_default(args[i].get());
           if (i > 0) set_default(op.results[i - 1].get());
@@ -313,6 +305,7 @@ class LayoutAssigner {
         return access_layout(op);
       case OpKind::AtomicRmw:
       case OpKind::AtomicCas:
+      case OpKind::AsyncCopy:  // pointers and mask (the view is no tile)
         return access_layout(op);
       case OpKind::Reduce:
       case OpKind::Scan:
@@ -330,9 +323,8 @@ class LayoutAssigner {
       case OpKind::DoWhile:
         return op.regions[0]->block->args[i]->type.layout;
       case OpKind::Dot:  // a and b go through shared memory from any layout (lower_dot.cpp)
-        // A pipelined dot reads them from its ring, written in the layout they were copied in.
+        // (A dot reading views, a pipelined one, has no tile operands but its accumulator.)
         if (i < 2) {
-          if (analysis::is_async_dot(op) && !v->type.layout.is_none()) return v->type.layout;
           // A loaded operand that only dots use stays in its load's layout (access_layout: its
           // own shape), not the rank's default sized for the largest tile.
           if (v->def && v->def->kind == OpKind::Load && dot_only_.count(v)) return access_layout(*v->def);
@@ -468,6 +460,9 @@ class LayoutAssigner {
 
 }  // namespace
 
-void assign_layouts(ir::Module& m, const analysis::TargetInfo& target) { LayoutAssigner(m, target).run(); }
+void assign_layouts(ir::Module& m, const analysis::TargetInfo& target) {
+  LayoutAssigner(m, target).run();
+  encode_shared_buffers(m);  // needs the wgmma marks and the copies' layouts
+}
 
 }  // namespace tessera::transforms

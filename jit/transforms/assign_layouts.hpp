@@ -11,7 +11,7 @@ namespace tessera::transforms {
 // registers. Layouts are decided from the uses back to the definitions (a value takes the layout
 // its last user asks for); loop-carried values and if results keep the blocked default.
 // On a target with wgmma, dots that can use it are marked "wgmma" first and take its accumulator
-// layout.
+// layout. Last, the shared buffers that dots read get their encodings (shared_encodings.hpp).
 void assign_layouts(ir::Module& m, const analysis::TargetInfo& target);
 
 }  // namespace tessera::transforms

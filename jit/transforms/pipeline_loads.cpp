@@ -61,7 +61,7 @@ int uses_in(ir::Block& b, const Value* v) {
 
 class LoopPipeliner {
  public:
-  LoopPipeliner(Op& loop, int num_stages, int& next_ring) : loop_(loop), body_(*loop.regions[0]->block), stages_(num_stages), next_ring_(next_ring) {}
+  LoopPipeliner(Op& loop, int num_stages) : loop_(loop), body_(*loop.regions[0]->block), stages_(num_stages) {}
 
   void run() {
     const Value* step = loop_.operands[2];
@@ -87,18 +87,11 @@ class LoopPipeliner {
       for (Op* l : loads)
         async = async && uses_in(body_, l->result()) == 1 && (l->operands.size() < 3 || is_zero_constant(l->operands[2]));
       if (async) {
-        const int depth = stages_ - 1;
-        const std::vector<int> rings{next_ring_, next_ring_ + 1};
-        next_ring_ += 2;
-        pipeline({loads[0], loads[1]}, depth, rings, op);
-        op->attrs["async_ring_a"] = std::int64_t{rings[0]};
-        op->attrs["async_ring_b"] = std::int64_t{rings[1]};
-        op->attrs["async_stages"] = std::int64_t{stages_};
-        op->attrs["async_depth"] = std::int64_t{depth};
+        pipeline_async(loads, *op);
         continue;
       }
       for (int i = 0; i < 2; ++i)
-        if (loads[i] && (i == 0 || loads[1] != loads[0])) pipeline({loads[i]}, 1, {}, nullptr);
+        if (loads[i] && (i == 0 || loads[1] != loads[0])) pipeline_in_registers(*loads[i]);
     }
   }
 
@@ -126,10 +119,15 @@ class LoopPipeliner {
     return true;
   }
 
-  // Builds, in `scratch`, the load for induction value `iv`, additionally masked by `in_range`.
-  Op* clone_load(ir::Block& scratch, const Op& load, Value* iv, Value* in_range) {
+  // The pointers, mask (the load's, and `in_range`) and `other` (null: none) of `load` for
+  // induction value `iv`, built in `scratch`.
+  struct Access {
+    Value* ptr;
+    Value* mask;
+    Value* other;
+  };
+  Access clone_access(ir::Block& scratch, const Op& load, Value* iv, Value* in_range) {
     ir::Builder b(&scratch);
-    b.set_loc(load.loc);
     std::unordered_map<const Value*, Value*> map{{body_.args[0].get(), iv}};
     for (const Op* op : slices_.at(&load)) {
       b.set_loc(op->loc);
@@ -140,12 +138,45 @@ class LoopPipeliner {
     b.set_loc(load.loc);
     const ir::Type& t = load.result()->type;
     Value* range = b.create1(OpKind::Splat, {in_range}, ir::Type::scalar(ir::DType::I1).with_shape(t.shape));
-    Value* ptr = map_of(map, load.operands[0]);
     Value* mask = load.operands.size() > 1 ? b.create1(OpKind::And, {map_of(map, load.operands[1]), range}, range->type) : range;
-    Value* other = load.operands.size() > 2 ? map_of(map, load.operands[2])
+    Value* other = load.operands.size() > 2 ? map_of(map, load.operands[2]) : nullptr;
+    return {map_of(map, load.operands[0]), mask, other};
+  }
+
+  // Builds, in `scratch`, the load for induction value `iv`, additionally masked by `in_range`.
+  Op* clone_load(ir::Block& scratch, const Op& load, Value* iv, Value* in_range) {
+    const Access a = clone_access(scratch, load, iv, in_range);
+    ir::Builder b(&scratch);
+    b.set_loc(load.loc);
+    const ir::Type& t = load.result()->type;
+    Value* other = a.other                ? a.other
                    : ir::is_float(t.dtype) ? b.float_constant(t.dtype, 0.0, t.shape)
                                            : b.int_constant(t.dtype, 0, t.shape);
-    return b.create1(OpKind::Load, {ptr, mask, other}, t, load.attrs)->def;
+    return b.create1(OpKind::Load, {a.ptr, a.mask, other}, t, load.attrs)->def;
+  }
+
+  // Builds, in `scratch`, the copy of `load`'s tile for induction value `iv` (masked by
+  // `in_range` as well; masked-off elements land as 0, which the caller checked `other` is) into
+  // stage `slot` of `buffer`, as one group of its own.
+  void clone_copy(ir::Block& scratch, const Op& load, Value* iv, Value* in_range, Value* buffer, Value* slot) {
+    const Access a = clone_access(scratch, load, iv, in_range);
+    ir::Builder b(&scratch);
+    b.set_loc(load.loc);
+    Value* view = b.create1(OpKind::SmemIndex, {buffer, slot}, view_type(load));
+    b.create(OpKind::AsyncCopy, {view, a.ptr, a.mask}, {});
+    b.create(OpKind::AsyncCommit, {}, {});
+  }
+
+  // A stage of the ring that holds `load`'s tiles, and the ring of `stages` of them.
+  static ir::Type view_type(const Op& load) {
+    ir::Type t = load.result()->type.with_shape(load.result()->type.shape);
+    t.shared = true;
+    return t;
+  }
+  static ir::Type ring_type(const Op& load, int stages) {
+    ir::Type t = view_type(load);
+    t.shape.insert(t.shape.begin(), stages);
+    return t;
   }
 
   // iv + j * step as the iv's type (it may wrap: only used where `in range` holds), and whether
@@ -184,83 +215,125 @@ class LoopPipeliner {
     return b.create1(OpKind::Cast, {wide}, loop_.operands[0]->type);
   }
 
-  // Loads `depth` iterations ahead: a prologue loads iterations 0 .. depth-1, the loop carries
-  // them (the oldest first), the body loads iteration i + depth. With rings (async), each load is
-  // marked with its ring and stage, and the loads of one iteration are issued together (the
-  // prologue iteration by iteration, A then B), so that the copies complete in the order the
-  // dot's waits count them; the body's go after the dot (their stage is the one the dot of the
-  // previous iteration read, free once every thread passed this iteration's barrier).
-  void pipeline(const std::vector<Op*>& loads, int depth, const std::vector<int>& rings, Op* dot) {
+  // Loads one iteration ahead in registers: a prologue loads iteration 0, the loop carries the
+  // tile, the body loads iteration i + 1 where the load was.
+  void pipeline_in_registers(Op& load) {
     ir::Block& outer = *loop_.parent;
-    Value* lb = loop_.operands[0];
     ir::Block scratch;
-    Value* body_bound = nullptr;
-    auto mark = [&](Op* l, std::size_t which, int slot) {
-      if (rings.empty()) return;
-      l->attrs["async_ring"] = std::int64_t{rings[which]};
-      l->attrs["async_slot"] = std::int64_t{slot};
-    };
+    Value* bound = nullptr;
+    {
+      ir::Builder b(&scratch);
+      b.set_loc(load.loc);
+      bound = narrow_bound(b, 1);
+      auto [at, in_range] = iteration(b, loop_.operands[0], 0);
+      loop_.operands.push_back(clone_load(scratch, load, at, in_range)->result());
+      splice(scratch, outer, position_of(outer, &loop_));
+    }
+    Value* carried = body_.add_arg(load.result()->type);
+    loop_.add_result(load.result()->type);
+    ir::Builder b(&scratch);
+    b.set_loc(load.loc);
+    auto [at, in_range] = iteration(b, body_.args[0].get(), 1, bound);
+    Value* next = clone_load(scratch, load, at, in_range)->result();
+    splice(scratch, body_, position_of(body_, &load));
+    ir::replace_all_uses(body_, load.result(), carried);
+    body_.terminator()->operands.push_back(next);
+  }
+
+  // Copies both operands of `dot` depth = num_stages - 1 iterations ahead into rings of
+  // num_stages stages (shared memory, ops.def "Shared memory"):
+  //   top level:  %ra = local_alloc, %rb = local_alloc
+  //   prologue:   iteration j < depth: copy a(j) into stage j, commit; copy b(j), commit
+  //   body:       async_wait {pending = 2 (depth - 1)}  (iterations <= i have landed)
+  //               debug_barrier  (every thread's copies visible; every thread done with the stage
+  //                               the copies below overwrite, read in iteration i - 1)
+  //               dot(stage i of %ra, stage i of %rb, acc)
+  //               copy a(i + depth) into stage i + depth, commit; b likewise
+  //   after:      async_wait {pending = 0}  (no copy outlives the loop)
+  // Stages are indexed by the iteration count, which smem_index takes modulo the ring's length
+  // (so the layout pass may lengthen a ring, wgmma's spare stage, without touching the indices).
+  // One commit per operand: the copies complete in the order the waits count them.
+  void pipeline_async(Op* const loads[2], Op& dot) {
+    const int depth = stages_ - 1;
+    ir::Block& outer = *loop_.parent;
+    const ir::Type i32 = ir::Type::scalar(ir::DType::I32);
+    Value* rings[2];
+    {  // The rings live for the whole program: at the kernel's top level (local_alloc's rule).
+      Op* top = &loop_;
+      while (ir::parent_op(*top)) top = ir::parent_op(*top);
+      ir::Block scratch;
+      ir::Builder b(&scratch);
+      for (int l = 0; l < 2; ++l) {
+        b.set_loc(loads[l]->loc);
+        rings[l] = b.create1(OpKind::LocalAlloc, {}, ring_type(*loads[l], stages_));
+      }
+      splice(scratch, *top->parent, position_of(*top->parent, top));
+    }
+    ir::Block scratch;
+    Value* bound = nullptr;
     {
       ir::Builder b(&scratch);
       b.set_loc(loads[0]->loc);
-      body_bound = narrow_bound(b, depth);
+      bound = narrow_bound(b, depth);
       for (int j = 0; j < depth; ++j) {
-        auto [at, in_range] = iteration(b, lb, j);
-        for (std::size_t l = 0; l < loads.size(); ++l) {
-          Op* first = clone_load(scratch, *loads[l], at, in_range);
-          mark(first, l, j);
-          loop_.operands.push_back(first->result());
-        }
+        auto [at, in_range] = iteration(b, loop_.operands[0], j);
+        Value* slot = b.int_constant(ir::DType::I32, j);
+        for (int l = 0; l < 2; ++l) clone_copy(scratch, *loads[l], at, in_range, rings[l], slot);
       }
-      splice(scratch, outer, std::find_if(outer.ops.begin(), outer.ops.end(), [&](auto& o) { return o.get() == &loop_; }));
+      splice(scratch, outer, position_of(outer, &loop_));
     }
-    // carried[l][j]: load l's tile of iteration i + j, in the argument order of the operands above.
-    std::vector<std::vector<Value*>> carried(loads.size());
-    for (int j = 0; j < depth; ++j)
-      for (std::size_t l = 0; l < loads.size(); ++l) {
-        carried[l].push_back(body_.add_arg(loads[l]->result()->type));
-        loop_.add_result(loads[l]->result()->type);
-      }
-    std::vector<Value*> next(loads.size());
-    for (std::size_t l = 0; l < loads.size(); ++l) {
+    {  // The iteration count i = (iv - lb) / step, unsigned (iv >= lb, step > 0), as an i32.
       ir::Builder b(&scratch);
-      b.set_loc(loads[l]->loc);
-      auto [at, in_range] = iteration(b, body_.args[0].get(), depth, body_bound);
-      Op* n = clone_load(scratch, *loads[l], at, in_range);
-      mark(n, l, -1);
-      next[l] = n->result();
-      const Op* anchor = dot ? body_.terminator() : loads[l];
-      splice(scratch, body_, std::find_if(body_.ops.begin(), body_.ops.end(), [&](auto& o) { return o.get() == anchor; }));
+      b.set_loc(dot.loc);
+      Value* iv = body_.args[0].get();
+      const ir::Type u = ir::Type::scalar(ir::dtype_bytes(iv->type.dtype) >= 8 ? ir::DType::U64 : ir::DType::U32);
+      Value* from_lb = b.create1(OpKind::Sub, {iv, loop_.operands[0]}, iv->type);
+      Value* count = b.create1(OpKind::Div, {b.create1(OpKind::Cast, {from_lb}, u), b.create1(OpKind::Cast, {loop_.operands[2]}, u)}, u);
+      iteration_ = b.create1(OpKind::Cast, {count}, i32);
+      b.create(OpKind::AsyncWait, {}, {}, {{"pending", std::int64_t{2 * (depth - 1)}}});
+      b.create(OpKind::DebugBarrier, {}, {});
+      for (int l = 0; l < 2; ++l) dot.operands[static_cast<std::size_t>(l)] = b.create1(OpKind::SmemIndex, {rings[l], iteration_}, view_type(*loads[l]));
+      splice(scratch, body_, position_of(body_, &dot));
     }
-    for (std::size_t l = 0; l < loads.size(); ++l) ir::replace_all_uses(body_, loads[l]->result(), carried[l][0]);
-    Op* yield = body_.terminator();
-    for (int j = 0; j < depth; ++j)
-      for (std::size_t l = 0; l < loads.size(); ++l)
-        yield->operands.push_back(j + 1 < depth ? carried[l][static_cast<std::size_t>(j + 1)] : next[l]);
+    {
+      ir::Builder b(&scratch);
+      b.set_loc(loads[0]->loc);
+      Value* slot = b.create1(OpKind::Add, {iteration_, b.int_constant(ir::DType::I32, depth)}, i32);
+      auto [at, in_range] = iteration(b, body_.args[0].get(), depth, bound);
+      for (int l = 0; l < 2; ++l) clone_copy(scratch, *loads[l], at, in_range, rings[l], slot);
+      splice(scratch, body_, position_of(body_, body_.terminator()));
+    }
+    ir::Builder b(&scratch);
+    b.set_loc(dot.loc);
+    b.create(OpKind::AsyncWait, {}, {}, {{"pending", std::int64_t{0}}});
+    splice(scratch, outer, std::next(position_of(outer, &loop_)));
+  }
+
+  static std::vector<std::unique_ptr<Op>>::iterator position_of(ir::Block& block, const Op* op) {
+    return std::find_if(block.ops.begin(), block.ops.end(), [&](auto& o) { return o.get() == op; });
   }
 
   Op& loop_;
   ir::Block& body_;
   int stages_;
-  int& next_ring_;
+  Value* iteration_ = nullptr;  // pipeline_async: the body's iteration count
   std::unordered_map<const Op*, std::vector<const Op*>> slices_;
 };
 
-void visit(ir::Block& b, int num_stages, int& next_ring) {
+void visit(ir::Block& b, int num_stages) {
   std::vector<Op*> loops;
   for (auto& op : b.ops) {
-    for (auto& r : op->regions) visit(*r->block, num_stages, next_ring);
+    for (auto& r : op->regions) visit(*r->block, num_stages);
     if (op->kind == OpKind::For) loops.push_back(op.get());
   }
-  for (Op* loop : loops) LoopPipeliner(*loop, num_stages, next_ring).run();
+  for (Op* loop : loops) LoopPipeliner(*loop, num_stages).run();
 }
 
 }  // namespace
 
 void pipeline_dot_loads(ir::Module& m, int num_stages) {
   if (num_stages < 2) return;
-  int next_ring = 0;
-  visit(m.entry(), num_stages, next_ring);
+  visit(m.entry(), num_stages);
   cse(m);  // the loads' shared arithmetic, cloned once per load
   dce(m);  // the original loads and their address arithmetic
 }

@@ -16,13 +16,12 @@ namespace tessera::transforms {
 //
 // Two forms:
 // - asynchronous, when both of a dot's operands come straight from such loads, used by nothing
-//   else, whose masked-off elements are 0: loads num_stages - 1 iterations ahead, the body's
-//   load placed after the dot. The loads are marked {async_ring, async_slot} (slot j for the
-//   prologue's iteration j, -1 for the body's: (i + num_stages - 1) mod num_stages) and the dot
-//   {async_ring_a, async_ring_b, async_stages, async_depth}: the lowering turns the loads into
-//   cp.async copies into a ring of num_stages shared-memory stages that the dot reads, with one
-//   wait and one barrier per iteration (lower_dot.cpp); the carried tiles then live in the ring,
-//   not in registers. The IR means the same either way: the interpreter ignores the marks.
+//   else, whose masked-off elements are 0: copied num_stages - 1 iterations ahead into rings of
+//   num_stages shared-memory stages (local_alloc, smem_index, async_copy, async_commit), the dot
+//   reading its stage after an async_wait and a debug_barrier; the body's copies go after the dot,
+//   an async_wait {pending = 0} after the loop (pipeline_loads.cpp, pipeline_async, has the
+//   schedule op for op). The interpreter runs this form and checks every wait. The layout pass
+//   then gives each ring its encoding (padded rows for mma.sync, a swizzle for wgmma).
 // - otherwise, in registers, one iteration ahead.
 // Only loads whose address, mask and `other` depend on the induction variable and on values
 // defined outside the loop (not on carried values or on memory written in the loop: a loop that

@@ -1,6 +1,6 @@
 // Shared memory in the interpreter (ops.def, "Shared memory"): buffers and their stages, async
 // copies that land at the wait covering their group, and the errors that a missing wait, a stage
-// overwritten while in flight, a stage out of range or a read of unwritten memory give, each
+// overwritten while in flight, a negative stage or a read of unwritten memory give, each
 // naming the ops' lines.
 #include <catch2/catch.hpp>
 
@@ -209,11 +209,22 @@ TEST_CASE("shared memory: in a loop, each iteration's copy is its own, committed
                         Contains("no async_wait has covered its group yet"));
 }
 
-TEST_CASE("shared memory: a stage out of range and a read of unwritten memory are errors", "[interp][shared]") {
+TEST_CASE("shared memory: a slot past the stages wraps, a negative one and a read of unwritten memory are errors",
+          "[interp][shared]") {
   Run run;
-  CHECK_THROWS_WITH(run(R"(  %s2 = smem_index %buf, %c2 : !smem<16xf32, #padded<16>>
+  // Slot 2 of two stages is stage 0 (a ring), which the copy of %px0 filled.
+  run(R"(  async_copy %s0, %px0
+  async_commit
+  async_wait {pending = 0}
+  %s2 = smem_index %buf, %c2 : !smem<16xf32, #padded<16>>
+  %v = local_load %s2 : <16xf32>
+  store %py0, %v
+)");
+  for (int k = 0; k < 16; ++k) CHECK(run.y[k] == run.x[k]);
+  CHECK_THROWS_WITH(run(R"(  %cm1 = constant {value = -1} : i32
+  %sm1 = smem_index %buf, %cm1 : !smem<16xf32, #padded<16>>
 )"),
-                    Contains("smem_index at " + line(0)) && Contains("stage 2 of a buffer of 2 stages"));
+                    Contains("smem_index at " + line(1)) && Contains("stage -1 (negative) of a buffer of 2 stages"));
   CHECK_THROWS_WITH(run(R"(  async_copy %s0, %px0
   async_commit
   async_wait {pending = 0}

@@ -161,9 +161,9 @@ TEST_CASE("passes: every pass sees one context (target, num_warps, num_stages)",
   CHECK_THAT(run_in(pass_context(*m, "sm_80"), {"coalesce"}), !Catch::Contains("wgmma"));
   // pipeline takes the context's num_stages (the module here says 1).
   PassContext staged = sm90;
-  CHECK_THAT(run_in(staged, {"pipeline"}), Catch::Contains("async_ring"));
+  CHECK_THAT(run_in(staged, {"pipeline"}), Catch::Contains("async_copy"));
   staged.num_stages = 1;
-  CHECK_THAT(run_in(staged, {"pipeline"}), !Catch::Contains("async_ring"));
+  CHECK_THAT(run_in(staged, {"pipeline"}), !Catch::Contains("async_copy"));
   // The hook runs after each pass, in order, once the pass's IR verified.
   static std::vector<std::string> seen;
   seen.clear();

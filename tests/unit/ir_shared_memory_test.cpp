@@ -1,5 +1,6 @@
 // The shared-memory plan (jit/analysis/shared_memory.hpp): regions and the barriers its analysis
 // places, on programs whose layouts the coalescing pass chose (4 warps of 32 threads).
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -262,21 +263,35 @@ TEST_CASE("wgmma dots: dense 1024-aligned stages, in flight, a spare stage only 
     const ir::Op& dot = *dots[0];
     REQUIRE(analysis::dot_uses_wgmma(dot));
     REQUIRE(analysis::is_async_dot(dot));
-    CHECK(analysis::dot_stage_bytes(dot, 0) == std::int64_t{c.m} * c.k * 2);  // no row padding
-    CHECK(analysis::dot_stage_bytes(dot, 1) == std::int64_t{c.k} * c.n * 2);
+    const auto rings = ops_of_kind(*m, ir::OpKind::LocalAlloc);
+    REQUIRE(rings.size() == 2);
+    CHECK(analysis::shared_buffer_of(dot.operands[0]) == rings[0]);
+    CHECK(analysis::shared_buffer_of(dot.operands[1]) == rings[1]);
+    const ir::Type& a = dot.operands[0]->type;
+    const ir::Type& b = dot.operands[1]->type;
+    CHECK(a.encoding.kind == ir::SharedEncoding::Kind::Nvmma);
+    CHECK(b.encoding.kind == ir::SharedEncoding::Kind::Nvmma);
+    CHECK(analysis::shared_stage_bytes(a) == std::int64_t{c.m} * c.k * 2);  // no row padding
+    CHECK(analysis::shared_stage_bytes(b) == std::int64_t{c.k} * c.n * 2);
     CHECK(analysis::wgmma_in_flight(dot));
-    CHECK(analysis::wgmma_spare_stage(dot) == c.spare);
+    // The layout pass lengthened both rings by the spare stage, or put a barrier after the dot.
     const std::int64_t ring = c.stages + (c.spare ? 1 : 0);
-    CHECK(analysis::dot_ring_stages(dot) == ring);
-    CHECK(analysis::shared_bytes(dot) == ring * (analysis::dot_stage_bytes(dot, 0) + analysis::dot_stage_bytes(dot, 1)));
+    for (const ir::Op* r : rings) CHECK(r->result()->type.shape[0] == ring);
+    const auto& body = dot.parent->ops;
+    auto after = std::find_if(body.begin(), body.end(), [&](auto& o) { return o.get() == &dot; }) + 1;
+    CHECK(((*after)->kind == ir::OpKind::DebugBarrier) == !c.spare);
+    CHECK(analysis::shared_bytes(*rings[0]) == ring * analysis::shared_stage_bytes(a));
+    CHECK(analysis::shared_bytes(*rings[1]) == ring * analysis::shared_stage_bytes(b));
+    CHECK(analysis::shared_bytes(dot) == 0);  // nothing staged: it reads the rings
     analysis::SharedMemoryPlan plan(*m);
     CHECK(plan.alignment() == 1024);
-    CHECK(plan.offset(dot) > 0);
-    CHECK(plan.offset(dot) % 1024 == 0);
-    // The reduction before the loop has a region of its own, below the ring.
+    CHECK(plan.offset(*rings[0]) > 0);
+    CHECK(plan.offset(*rings[0]) % 1024 == 0);
+    CHECK(plan.offset(*rings[1]) == plan.offset(*rings[0]) + analysis::shared_bytes(*rings[0]));
+    // The reduction before the loop has a region of its own, below the rings.
     const auto reduces = ops_of_kind(*m, ir::OpKind::Reduce);
     REQUIRE(plan.has_region(*reduces.front()));
-    CHECK(plan.offset(*reduces.front()) + analysis::shared_bytes(*reduces.front()) <= plan.offset(dot));
+    CHECK(plan.offset(*reduces.front()) + analysis::shared_bytes(*reduces.front()) <= plan.offset(*rings[0]));
   }
 }
 
@@ -284,12 +299,17 @@ namespace {
 bool overlaps(const analysis::SharedMemoryPlan& plan, const ir::Op& a, const ir::Op& b) {
   return plan.offset(a) < plan.offset(b) + analysis::shared_bytes(b) && plan.offset(b) < plan.offset(a) + analysis::shared_bytes(a);
 }
+// Whether `a` shares bytes with either ring of the module's dot.
+bool overlaps_rings(const analysis::SharedMemoryPlan& plan, const ir::Op& a, const ir::Module& m) {
+  const auto rings = ops_of_kind(m, ir::OpKind::LocalAlloc);
+  return std::any_of(rings.begin(), rings.end(), [&](const ir::Op* r) { return overlaps(plan, a, *r); });
+}
 }  // namespace
 
 TEST_CASE("a matmul's epilogue converts to 16-byte runs in the finished ring's bytes, after a barrier",
           "[shared_memory][wgmma]") {
   auto m = wgmma_dot_loop(64, 256, 64, 3, /*store_c=*/true);
-  const ir::Op& dot = *ops_of_kind(*m, ir::OpKind::Dot).at(0);
+  const ir::Op& last_ring = *ops_of_kind(*m, ir::OpKind::LocalAlloc).at(1);
   // The store's conversion: accumulator pairs to the coalesced layout (the reduction of c after
   // the loop has one of its own, to the default layout).
   const auto stores = ops_of_kind(*m, ir::OpKind::Store);
@@ -302,24 +322,23 @@ TEST_CASE("a matmul's epilogue converts to 16-byte runs in the finished ring's b
   CHECK(analysis::convert_row_pad(convert) == 4);          // rows padded by 16 bytes
   CHECK(analysis::shared_bytes(convert) == (64 * 256 + 64 * 4) * 4);
   analysis::SharedMemoryPlan plan(*m);
-  CHECK(overlaps(plan, convert, dot));
-  CHECK(plan.total_bytes() == plan.offset(dot) + analysis::shared_bytes(dot));  // no bytes of its own
+  CHECK(overlaps_rings(plan, convert, *m));
+  CHECK(plan.total_bytes() == plan.offset(last_ring) + analysis::shared_bytes(last_ring));  // no bytes of its own
   CHECK(plan.barrier_before(convert, 1));
   // The first op after the loop that reuses the ring's bytes (the reduction's conversion of c, in
   // program order) writes only after a barrier: every warp is done with the ring.
   const ir::Op& first_after = *ops_of_kind(*m, ir::OpKind::ConvertLayout).front();
   CHECK(&first_after != &convert);
-  CHECK(overlaps(plan, first_after, dot));
+  CHECK(overlaps_rings(plan, first_after, *m));
   CHECK(plan.barrier_before(first_after, 0));
   // The reductions after the loop may reuse the ring as well; the one before it may not.
   const auto reduces = ops_of_kind(*m, ir::OpKind::Reduce);
-  CHECK_FALSE(overlaps(plan, *reduces.front(), dot));
+  CHECK_FALSE(overlaps_rings(plan, *reduces.front(), *m));
 
   // In an outer loop, the next iteration's prologue writes the ring again: nothing shares it.
   auto nested = wgmma_dot_loop(64, 256, 64, 3, /*store_c=*/true, /*nested=*/true);
-  const ir::Op& inner_dot = *ops_of_kind(*nested, ir::OpKind::Dot).at(0);
   analysis::SharedMemoryPlan nested_plan(*nested);
-  for (const ir::Op* c : ops_of_kind(*nested, ir::OpKind::ConvertLayout)) CHECK_FALSE(overlaps(nested_plan, *c, inner_dot));
+  for (const ir::Op* c : ops_of_kind(*nested, ir::OpKind::ConvertLayout)) CHECK_FALSE(overlaps_rings(nested_plan, *c, *nested));
   for (const ir::Op* r : ops_of_kind(*nested, ir::OpKind::Reduce))
-    if (nested_plan.has_region(*r)) CHECK_FALSE(overlaps(nested_plan, *r, inner_dot));
+    if (nested_plan.has_region(*r)) CHECK_FALSE(overlaps_rings(nested_plan, *r, *nested));
 }

@@ -122,11 +122,11 @@ TEST_CASE("shared memory ops: a malformed buffer type is refused at its text", "
 TEST_CASE("shared memory ops: every pass keeps a dot over fp8 views valid", "[ir][passes][shared]") {
   // legalize-fp8 widens fp8 values that are computed on; a view is read in place, never cast.
   const std::string text = R"(kernel @k(%c: ptr<f32>) num_warps = 4 {
-  %0 = local_alloc : !smem<2x16x16xf8e4m3, #nvmma<32>>
+  %0 = local_alloc : !smem<2x16x16xf8e4m3, #padded<16>>
   %1 = constant {value = 0} : i32
   %2 = constant {value = 1} : i32
-  %3 = smem_index %0, %1 : !smem<16x16xf8e4m3, #nvmma<32>>
-  %4 = smem_index %0, %2 : !smem<16x16xf8e4m3, #nvmma<32>>
+  %3 = smem_index %0, %1 : !smem<16x16xf8e4m3, #padded<16>>
+  %4 = smem_index %0, %2 : !smem<16x16xf8e4m3, #padded<16>>
   %5 = constant {value = 0.0} : <16x16xf32>
   %6 = dot %3, %4, %5 : <16x16xf32>
   %7 = splat %c : <16x16xptr<f32>>
@@ -141,6 +141,41 @@ TEST_CASE("shared memory ops: every pass keeps a dot over fp8 views valid", "[ir
     tessera::transforms::run_pass_pipeline(*m, std::vector<std::string>{pass});  // verifies after the pass
     CHECK_THAT(print(*m, {.locations = false}), Catch::Contains("dot %"));
   }
+}
+
+TEST_CASE("shared memory ops: the layout pass gives a dot's buffers their encoding, or names the dot that contradicts it",
+          "[ir][passes][shared]") {
+  auto text = [](const std::string& encoding) {
+    return "kernel @k(%c: ptr<f32>) num_warps = 4 {\n"
+           "  %0 = local_alloc : !smem<2x64x16xbf16" + encoding + ">\n"
+           "  %1 = local_alloc : !smem<2x16x64xbf16" + encoding + ">\n"
+           "  %2 = constant {value = 0} : i32\n"
+           "  %3 = smem_index %0, %2 : !smem<64x16xbf16" + encoding + ">\n"
+           "  %4 = smem_index %1, %2 : !smem<16x64xbf16" + encoding + ">\n"
+           "  %5 = constant {value = 0.0} : <64x64xf32>\n"
+           "  %6 = dot %3, %4, %5 : <64x64xf32> loc(\"k.cpp\":9:3)\n"
+           "  %7 = splat %c : <64x64xptr<f32>>\n"
+           "  store %7, %6\n"
+           "  return\n}\n";
+  };
+  auto coalesce = [](const std::string& ir, const char* arch) {
+    auto m = parse_module(ir);
+    verify(*m);
+    tessera::transforms::run_pass_pipeline(*m, std::vector<std::string>{"coalesce"}, tessera::transforms::pass_context(*m, arch));
+    return print(*m, {.locations = false});
+  };
+  // mma.sync reads rows padded by 16 bytes; wgmma a swizzle as wide as the rows (32 and 128 bytes
+  // here), with a fence before it (nothing in flight: no loop).
+  const std::string sm80 = coalesce(text(""), "sm_80");
+  CHECK_THAT(sm80, Catch::Contains("local_alloc : !smem<2x64x16xbf16, #padded<16>>"));
+  CHECK_THAT(sm80, Catch::Contains("smem_index %1, %2 : !smem<16x64xbf16, #padded<16>>"));
+  CHECK_THAT(sm80, !Catch::Contains("fence_async_shared"));
+  const std::string sm90 = coalesce(text(""), "sm_90a");
+  CHECK_THAT(sm90, Catch::Contains("local_alloc : !smem<2x64x16xbf16, #nvmma<32>>"));
+  CHECK_THAT(sm90, Catch::Contains("local_alloc : !smem<2x16x64xbf16, #nvmma<128>>"));
+  CHECK_THAT(sm90, Catch::Contains("fence_async_shared\n  %6 = dot"));
+  CHECK_THROWS_WITH(coalesce(text(", #nvmma<32>"), "sm_80"),
+                    Catch::Contains("dot at k.cpp:9:3 reads a shared buffer") && Catch::Contains("as #padded<16>"));
 }
 
 TEST_CASE("shared memory ops: a dot over views is neither merged nor moved past writes to them", "[ir][passes][shared]") {

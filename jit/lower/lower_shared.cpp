@@ -1,0 +1,127 @@
+// Shared-memory ops (ops.def "Shared memory") as the pipeline pass emits them: a buffer is its
+// region of the kernel's shared memory (the plan's, analysis::SharedMemoryPlan), a view a pointer
+// to one stage, laid out as the type's encoding says (shared_tile); async_copy is cp.async, its
+// commit and wait the group instructions. local_store and local_load are not compiled yet: no pass
+// emits them, and their barriers are the IR's to place (issue 9 §2, step d).
+#include <fmt/format.h>
+
+#include "jit/lower/lowering.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::lower {
+using ir::Op;
+using ir::OpKind;
+using I = std::int64_t;
+
+namespace {
+llvm::Value* i32(llvm::IRBuilder<>& b, I v) { return b.getInt32(static_cast<std::uint32_t>(v)); }
+
+// Shared buffers the lowering lays out: stages of 2-D tiles.
+void check_compiled_rank(const Op& op, const ir::Type& buffer) {
+  if (buffer.rank() != 3)
+    throw ProgramError(fmt::format("'{}' at {}: a shared buffer of {} dim(s) ({}) is not compiled yet (stages of 2-D tiles are)",
+                                   op.name(), op.loc.str(), buffer.rank(), ir::to_string(buffer)));
+}
+}  // namespace
+
+KernelLowering::SharedTile KernelLowering::shared_tile(const ir::Type& view) const {
+  SharedTile s;
+  s.rows = view.shape.at(0);
+  s.cols = view.shape.at(1);
+  s.esz = ir::dtype_bytes(view.dtype);
+  switch (view.encoding.kind) {
+    case ir::SharedEncoding::Kind::Nvmma:
+      s.swizzle = view.encoding.bytes;
+      s.contiguous_dim = view.encoding.transposed ? 0 : 1;
+      break;
+    case ir::SharedEncoding::Kind::Padded: s.row_stride = s.cols + view.encoding.bytes / s.esz; break;
+    case ir::SharedEncoding::Kind::RowMajor: s.row_stride = s.cols; break;
+  }
+  return s;
+}
+
+void KernelLowering::lower_shared_memory_op(const Op& op) {
+  switch (op.kind) {
+    case OpKind::LocalAlloc:
+      check_compiled_rank(op, op.result()->type);
+      set(op.result(), {scratch(op)});
+      return;
+    case OpKind::SmemIndex: {  // stage slot mod stages (ops.def)
+      const ir::Type& buffer = op.operands[0]->type;
+      check_compiled_rank(op, buffer);
+      llvm::Value* stage = b_.CreateURem(get(op.operands[1])[0], i32(b_, buffer.shape[0]));
+      llvm::Value* offset = b_.CreateMul(stage, i32(b_, analysis::shared_stage_bytes(op.result()->type)));
+      set(op.result(), {b_.CreateGEP(b_.getInt8Ty(), get(op.operands[0])[0], offset)});
+      return;
+    }
+    case OpKind::AsyncCopy: return lower_async_copy(op);
+    case OpKind::AsyncCommit: target_.async_commit(b_); return;
+    case OpKind::AsyncWait: target_.async_wait(b_, static_cast<int>(op.int_attr("pending"))); return;
+    case OpKind::FenceAsyncShared: target_.fence_proxy_async(b_); return;
+    default:
+      throw ProgramError(fmt::format("'{}' at {}: not compiled yet (only the interpreter runs it; no pass emits it)",
+                                     op.name(), op.loc.str()));
+  }
+}
+
+void KernelLowering::lower_async_copy(const Op& op) {
+  const ir::Value* view = op.operands[0];
+  const ir::Value* ptr_v = op.operands[1];
+  const ir::Value* mask_v = op.operands.size() > 2 ? op.operands[2] : nullptr;
+  llvm::Value* base = get(view)[0];
+  const ir::Type& t = ptr_v->type;  // the tile copied: its shape and layout, pointers to its elements
+  const I esz = ir::dtype_bytes(t.pointee);
+  const SharedTile tile = shared_tile(view->type);
+  llvm::Type* elem = scalar_type(ir::Type::scalar(t.pointee));
+  const Elems& ptrs = get(ptr_v);
+  const Elems* mask = mask_v ? &get(mask_v) : nullptr;
+  auto pred = [&](I k) { return mask ? (*mask)[static_cast<std::size_t>(k)] : b_.getTrue(); };
+  std::function<llvm::Value*(I)> offset_of;  // made in the copying block, where its first offset is used
+  auto shared_at = [&](I k) { return b_.CreateGEP(b_.getInt8Ty(), base, offset_of(k)); };
+  // Where the layout repeats the tile over threads, only the first copy's threads copy: two
+  // asynchronous writes of one address are a race (compute-sanitizer's racecheck reports it), even
+  // with the same bytes, and a repeat must not zero-fill either.
+  llvm::BasicBlock* copied = nullptr;
+  if (llvm::Value* owner = owner_predicate(t)) {
+    auto* copy_bb = llvm::BasicBlock::Create(ctx_, "async.copy", fn_);
+    copied = llvm::BasicBlock::Create(ctx_, "async.copied", fn_);
+    b_.CreateCondBr(owner, copy_bb, copied);
+    b_.SetInsertPoint(copy_bb);
+  }
+  // A group is a run of elements contiguous in global memory along the layout's fastest dim. Only
+  // runs along the dim the buffer stores contiguously are one copy (padded rows: dim 1; wgmma's
+  // operands: their encoding's); others (a transposed A, vectorized along M, into padded rows) are
+  // scattered element by element.
+  const auto layout_dist = analysis::distribute(t);
+  const bool runs_along_rows = layout_dist.slice_dim < 0 && layout_dist.layout.order[0] == tile.contiguous_dim;
+  const auto groups = access_groups(ptr_v, mask_v);
+  auto one_copy = [&](const std::vector<I>& g) {
+    const I bytes = static_cast<I>(g.size()) * esz;
+    return runs_along_rows && (bytes == 4 || bytes == 8 || bytes == 16);
+  };
+  std::vector<I> slots;  // the elements whose shared addresses the copies below take
+  for (const auto& g : groups) {
+    if (one_copy(g)) slots.push_back(g[0]);
+    else slots.insert(slots.end(), g.begin(), g.end());
+  }
+  offset_of = shared_element_offsets(t, tile, slots);
+  check_bounds(op, "load", t, ptrs, mask, esz);
+  for (const auto& g : groups) {
+    const I bytes = static_cast<I>(g.size()) * esz;
+    if (one_copy(g)) {
+      target_.async_copy(b_, shared_at(g[0]), ptrs[static_cast<std::size_t>(g[0])], static_cast<int>(bytes), pred(g[0]));
+      continue;
+    }
+    for (I k : g) {  // narrower than cp.async copies: an ordinary load and store (zero where masked)
+      llvm::Value* v = target_.predicated_load(b_, elem, ptrs[static_cast<std::size_t>(k)], pred(k),
+                                               llvm::Constant::getNullValue(elem), static_cast<unsigned>(esz));
+      b_.CreateStore(v, shared_at(k));
+    }
+  }
+  if (copied) {
+    b_.CreateBr(copied);
+    b_.SetInsertPoint(copied);
+  }
+}
+
+}  // namespace tessera::lower

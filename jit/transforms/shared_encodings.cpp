@@ -1,0 +1,126 @@
+#include "jit/transforms/shared_encodings.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "jit/analysis/layouts.hpp"
+#include "jit/analysis/shared_memory.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::transforms {
+using ir::Op;
+using ir::OpKind;
+using ir::SharedEncoding;
+using ir::Value;
+
+namespace {
+
+// The dim along which the tiles written into `alloc`'s buffer run in registers (their layout's
+// order[0]; an async_copy's pointers, a local_store's tile): wgmma reads the buffer with that dim
+// contiguous, so that each thread's run is one 16-byte copy. 1 (rows) where nothing says.
+int written_contiguous_dim(ir::Module& m, const Op& alloc) {
+  int dim = -1;
+  ir::walk(m.entry(), [&](Op& op) {
+    if ((op.kind != OpKind::AsyncCopy && op.kind != OpKind::LocalStore) || analysis::shared_buffer_of(op.operands[0]) != &alloc)
+      return;
+    const ir::Layout& l = op.operands[1]->type.layout;
+    if (dim < 0 && l.kind == ir::Layout::Kind::Blocked) dim = l.order.at(0);
+  });
+  return dim < 0 ? 1 : dim;
+}
+
+SharedEncoding wanted_encoding(ir::Module& m, const Op& dot, const Op& alloc) {
+  const ir::Type& buffer = alloc.result()->type;
+  SharedEncoding e;
+  if (!analysis::dot_uses_wgmma(dot)) {
+    e.kind = SharedEncoding::Kind::Padded;
+    e.bytes = 16;
+    return e;
+  }
+  const int rank = buffer.rank();
+  const int dim = written_contiguous_dim(m, alloc);
+  const std::int64_t bytes = buffer.shape.at(static_cast<std::size_t>(rank - 2 + dim)) * ir::dtype_bytes(buffer.dtype);
+  if (bytes < 32)
+    throw InternalError(fmt::format("layout pass: wgmma operand of {} contiguous bytes at {}", bytes, dot.loc.str()));
+  e.kind = SharedEncoding::Kind::Nvmma;
+  e.bytes = static_cast<int>(std::min<std::int64_t>(128, bytes));
+  e.transposed = dim == 0;
+  return e;
+}
+
+// Gives the buffer of `alloc` and every view of it the encoding `e`.
+void set_encoding(ir::Module& m, Op& alloc, const SharedEncoding& e) {
+  alloc.result()->type.encoding = e;
+  ir::walk(m.entry(), [&](Op& op) {
+    if (op.kind == OpKind::SmemIndex && analysis::shared_buffer_of(op.result()) == &alloc) op.result()->type.encoding = e;
+  });
+}
+
+std::vector<std::unique_ptr<Op>>::iterator position_of(ir::Block& block, const Op* op) {
+  return std::find_if(block.ops.begin(), block.ops.end(), [&](auto& o) { return o.get() == op; });
+}
+
+Op* insert_at(ir::Block& block, std::vector<std::unique_ptr<Op>>::iterator pos, OpKind kind, const ir::SourceLoc& loc) {
+  auto op = std::make_unique<Op>();
+  op->kind = kind;
+  op->loc = loc;
+  op->parent = &block;
+  return block.ops.insert(pos, std::move(op))->get();
+}
+
+// The fence goes before the barrier between the dot and its wait (each thread fences its own
+// copies, then the barrier makes every thread's visible), or right before the dot without one.
+void fence_before(Op& dot) {
+  ir::Block& block = *dot.parent;
+  auto pos = position_of(block, &dot);
+  for (auto it = pos; it != block.ops.begin();) {
+    --it;
+    if ((*it)->kind == OpKind::DebugBarrier) {
+      pos = it;
+      break;
+    }
+    if ((*it)->kind == OpKind::AsyncWait || !(*it)->regions.empty()) break;
+  }
+  insert_at(block, pos, OpKind::FenceAsyncShared, dot.loc);
+}
+
+}  // namespace
+
+void encode_shared_buffers(ir::Module& m) {
+  std::vector<Op*> dots;
+  ir::walk(m.entry(), [&](Op& op) {
+    if (analysis::is_async_dot(op)) dots.push_back(&op);
+  });
+  std::vector<std::pair<const Op*, SharedEncoding>> decided;  // buffer -> encoding
+  std::vector<const Op*> lengthened;                          // rings given a spare stage (once each)
+  for (Op* dot : dots) {
+    for (int l = 0; l < 2; ++l) {
+      Op* alloc = const_cast<Op*>(analysis::shared_buffer_of(dot->operands[static_cast<std::size_t>(l)]));
+      if (!alloc) throw InternalError(fmt::format("layout pass: a dot reads a view of no local_alloc at {}", dot->loc.str()));
+      const SharedEncoding want = wanted_encoding(m, *dot, *alloc);
+      const SharedEncoding& has = alloc->result()->type.encoding;
+      auto earlier = std::find_if(decided.begin(), decided.end(), [&](const auto& d) { return d.first == alloc; });
+      if ((earlier != decided.end() && !(earlier->second == want)) ||
+          (earlier == decided.end() && has.kind != SharedEncoding::Kind::RowMajor && !(has == want)))
+        throw ProgramError(fmt::format("dot at {} reads a shared buffer ({}) as {}, which {}", dot->loc.str(),
+                                       ir::to_string(alloc->result()->type), ir::to_string(want),
+                                       earlier != decided.end() ? "another dot reads differently" : "its type contradicts"));
+      if (earlier == decided.end()) decided.emplace_back(alloc, want);
+      set_encoding(m, *alloc, want);
+    }
+    if (!analysis::dot_uses_wgmma(*dot)) continue;
+    fence_before(*dot);
+    if (!analysis::wgmma_in_flight(*dot)) continue;
+    Op* rings[2] = {const_cast<Op*>(analysis::shared_buffer_of(dot->operands[0])),
+                    const_cast<Op*>(analysis::shared_buffer_of(dot->operands[1]))};
+    const bool shared_ring = std::count(lengthened.begin(), lengthened.end(), rings[0]) + std::count(lengthened.begin(), lengthened.end(), rings[1]);
+    if (!shared_ring && rings[0] != rings[1] && analysis::wgmma_spare_stage(*dot)) {
+      for (Op* r : rings) ++r->result()->type.shape[0], lengthened.push_back(r);
+    } else {
+      insert_at(*dot->parent, std::next(position_of(*dot->parent, dot)), OpKind::DebugBarrier, dot->loc);
+    }
+  }
+}
+
+}  // namespace tessera::transforms

@@ -1,0 +1,22 @@
+// The target's half of a ring of shared memory (ops.def "Shared memory"), part of the layout pass:
+// the pipeline pass builds rings without knowing how a dot will read them; once the layout pass has
+// marked each dot (wgmma or not) and laid out the copies' tiles, this decides
+// - each buffer a dot reads: its encoding, #padded<16> (rows 16 bytes apart beyond their length,
+//   ldmatrix's eight rows in distinct banks: mma.sync and fma loops) or, for wgmma,
+//   #nvmma<W[, transposed]> with its contiguous dim the one its copies run along (their tiles'
+//   layout order) and W = min(128, that dim's bytes);
+// - for a wgmma dot over views: a fence_async_shared before the barrier that precedes it (the
+//   threads' copies, visible to wgmma's async proxy), and where its wgmmas stay in flight
+//   (analysis::wgmma_in_flight) either a ring one stage longer (analysis::wgmma_spare_stage; the
+//   pipeline pass indexes stages by the iteration count, which smem_index takes modulo the ring's
+//   length) or a debug_barrier right after the dot.
+// A buffer that two dots would read in two encodings, or that the IR already gives another
+// encoding, is a ProgramError naming the dot's line.
+#pragma once
+#include "jit/ir/ir.hpp"
+
+namespace tessera::transforms {
+
+void encode_shared_buffers(ir::Module& m);
+
+}  // namespace tessera::transforms
