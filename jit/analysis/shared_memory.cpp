@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "jit/analysis/layouts.hpp"
+#include "jit/analysis/register_conversion.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::analysis {
@@ -82,12 +83,51 @@ const Op* ring_loop(const Op& dot) {
 }
 }  // namespace
 
-bool wgmma_in_flight(const Op& dot) {
-  if (!dot_uses_wgmma(dot) || !is_async_dot(dot) || !ring_loop(dot)) return false;
-  for (int l = 0; l < 2; ++l) {  // stages of rings, as the pipeline pass reads them
-    const ir::Value* view = dot.operands[static_cast<std::size_t>(l)];
-    if (!view->def || view->def->kind != OpKind::SmemIndex) return false;
+namespace {
+// Whether the rings `dot` reads follow the pipeline pass's schedule (wgmma_may_stay_in_flight).
+bool follows_ring_schedule(const Op& dot) {
+  const Op* views[2] = {dot.operands[0]->def, dot.operands[1]->def};
+  for (const Op* v : views)
+    if (!v || v->kind != OpKind::SmemIndex) return false;
+  const ir::Value* slot = views[0]->operands[1];
+  const Op* rings[2] = {shared_buffer_of(dot.operands[0]), shared_buffer_of(dot.operands[1])};
+  if (views[1]->operands[1] != slot || !rings[0] || !rings[1] || rings[0] == rings[1] ||
+      rings[0]->result()->type.shape[0] != rings[1]->result()->type.shape[0])
+    return false;
+  const I stages = rings[0]->result()->type.shape[0];
+  // slot + (stages - 1), as `add slot, constant`.
+  auto ahead = [&](const ir::Value* s) {
+    const Op* add = s->def;
+    if (!add || add->kind != OpKind::Add) return false;
+    for (int i = 0; i < 2; ++i) {
+      const ir::Value* c = add->operands[static_cast<std::size_t>(1 - i)];
+      if (add->operands[static_cast<std::size_t>(i)] == slot && c->def && c->def->kind == OpKind::Constant &&
+          std::holds_alternative<I>(c->def->attrs.at("value")) && std::get<I>(c->def->attrs.at("value")) == stages - 1)
+        return true;
+    }
+    return false;
+  };
+  bool ok = true, after_dot = false;
+  for (const auto& op : dot.parent->ops) {
+    after_dot = after_dot || op.get() == &dot;
+    auto check = [&](const Op& o) {
+      if (o.kind != OpKind::AsyncCopy && o.kind != OpKind::LocalStore) return;
+      const Op* target = shared_buffer_of(o.operands[0]);
+      if (target != rings[0] && target != rings[1]) return;
+      const Op* index = o.operands[0]->def;
+      ok = ok && after_dot && &o == op.get() && index && index->kind == OpKind::SmemIndex && ahead(index->operands[1]);
+    };
+    check(*op);
+    for (const auto& r : op->regions) ir::walk(*r->block, check);
   }
+  return ok;
+}
+}  // namespace
+
+bool wgmma_in_flight(const Op& dot) { return dot_uses_wgmma(dot) && dot.has_attr("wgmma_in_flight"); }
+
+bool wgmma_may_stay_in_flight(const Op& dot) {
+  if (!dot_uses_wgmma(dot) || !is_async_dot(dot) || !ring_loop(dot) || !follows_ring_schedule(dot)) return false;
   ir::Block& body = *dot.parent;
   const ir::Value* acc = dot.operands.at(2);
   std::size_t arg = 0;
@@ -102,7 +142,7 @@ bool wgmma_in_flight(const Op& dot) {
 }
 
 bool wgmma_spare_stage(const Op& dot) {
-  if (!wgmma_in_flight(dot)) return false;
+  if (!wgmma_may_stay_in_flight(dot)) return false;
   // The extra stage must not cost a resident program per SM (Hopper: 228 KB of shared memory per
   // SM, 1 KB of it reserved per program): two 96 KB rings fit, two 128 KB ones do not.
   const I stages = shared_buffer_of(dot.operands[0])->result()->type.shape[0];
@@ -138,6 +178,7 @@ I shared_bytes(const Op& op) {
       return t.shape[0] * shared_stage_bytes(t.with_shape(std::vector<I>(t.shape.begin() + 1, t.shape.end())));
     }
     case OpKind::ConvertLayout: {
+      if (register_renaming(op.operands[0]->type, op.result()->type)) return 0;  // in registers
       const auto& t = op.result()->type;  // rows padded (lower_convert_layout)
       return (t.numel() + t.numel() / t.shape.back() * convert_row_pad(op)) * ir::dtype_bytes(t.dtype);
     }
@@ -189,9 +230,12 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
   // loop's body when ops after it may reuse its bytes (-1: none may).
   std::map<const Op*, I> position;
   ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) { position[&op] = static_cast<I>(position.size()); });
-  // The last position of the top-level op that holds the buffer's last use.
+  // The last position of the top-level op that holds the buffer's last use, or of the first
+  // async_wait {pending = 0} after it: copies into the buffer may land until then (an op the
+  // layout pass put between a loop and its wait must not share the bytes).
   auto ring_end = [&](const Op& alloc) -> I {
     I last = position.at(&alloc);
+    bool waiting = false;
     for (const auto& top : m.entry().ops) {
       bool uses = uses_buffer(*top, alloc);
       I end = position.at(top.get());
@@ -200,7 +244,13 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
           uses = uses || uses_buffer(o, alloc);
           end = std::max(end, position.at(&o));
         });
-      if (uses) last = std::max(last, end);
+      if (uses) {
+        last = std::max(last, end);
+        waiting = true;
+      } else if (waiting && top->kind == OpKind::AsyncWait && top->int_attr("pending") == 0) {
+        last = std::max(last, end);
+        waiting = false;
+      }
     }
     return last;
   };

@@ -53,11 +53,15 @@ std::int64_t shared_stage_bytes(const ir::Type& view);
 // Bytes of one stage of a dot's staged a (operand 0) or b (operand 1), from registers.
 std::int64_t dot_stage_bytes(const ir::Op& dot, int operand);
 // An asynchronous wgmma dot whose accumulator is only carried around its loop (the loop's block
-// argument feeds nothing but the dot, the dot's result nothing but the yield): its wgmmas stay in
-// flight into the next iteration (wait_group 1 after each, wait_group 0 after the loop), as
-// Triton's and CUTLASS's mainloops keep them. This assumes the pipeline pass's schedule: the
-// copies after the dot of iteration i refill the stage of iteration i - 1 (i - 2 with a spare
-// stage), whose wgmmas may still run in another warpgroup:
+// argument feeds nothing but the dot, the dot's result nothing but the yield) may keep its wgmmas
+// in flight into the next iteration (wait_group 1 after each, wait_group 0 after the loop), as
+// Triton's and CUTLASS's mainloops do, when its rings follow the pipeline pass's schedule: both
+// views index stage s of rings of one length S, and the only writes to the rings in the loop are
+// copies after the dot into stage s + S - 1 (the stage of iteration i - 1, whose wgmmas may still
+// run in another warpgroup). The layout pass asks this (on rings as the pipeline pass made them)
+// and records the decision as the dot's attribute {wgmma_in_flight = 1}, which the lowering reads
+// (wgmma_in_flight), so that what it then does to the rings cannot change the answer:
+bool wgmma_may_stay_in_flight(const ir::Op& dot);
 bool wgmma_in_flight(const ir::Op& dot);
 // - with a spare stage (the ring one stage longer than num_stages, where that leaves as many
 //   programs resident per SM), every warpgroup finished reading i - 2's stage before the barrier

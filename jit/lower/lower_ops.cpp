@@ -3,6 +3,7 @@
 
 #include <llvm/IR/Intrinsics.h>
 
+#include "jit/analysis/register_conversion.hpp"
 #include "jit/lower/lowering.hpp"
 #include "tessera/error.hpp"
 
@@ -250,7 +251,8 @@ void KernelLowering::lower_broadcast(const Op& op) {
 }
 
 void KernelLowering::lower_convert_layout(const Op& op) {
-  // Through shared memory: every thread writes what it owns at the element's row-major index,
+  // A renaming of registers where the layouts allow (analysis::register_renaming), else through
+  // shared memory: every thread writes what it owns at the element's row-major index,
   // then every thread reads what it owns in the new layout (the region is this op's own, or a
   // finished ring's: shared_memory.hpp). Rows are padded as analysis::convert_row_pad says; with
   // 16-byte padding, runs of elements along a row move as one vector each way.
@@ -269,12 +271,10 @@ void KernelLowering::lower_convert_layout(const Op& op) {
   auto vector_type = [&](I run) { return llvm::FixedVectorType::get(elem, static_cast<unsigned>(run)); };
   auto align = [&](I run) { return llvm::Align(static_cast<std::uint64_t>(run * esz)); };
   const Elems& in = get(op.operands[0]);
-  if (in.empty() && op.operands[0]->type.is_tile()) {
-    // A tile carried in a pipelined dot's ring holds no registers (lower_dot.cpp): nothing to
-    // move. The plan's barriers stay where it put them, since other ops count on them.
-    shared_phase(op, 0);
-    shared_phase(op, 1);
-    set(op.result(), {});
+  if (const auto renaming = analysis::register_renaming(src_t, dst_t)) {
+    Elems out;  // every thread already holds what it needs
+    for (std::int64_t r : *renaming) out.push_back(in.at(static_cast<std::size_t>(r)));
+    set(op.result(), std::move(out));
     return;
   }
   shared_phase(op, 0);

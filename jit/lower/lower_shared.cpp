@@ -56,7 +56,12 @@ void KernelLowering::lower_shared_memory_op(const Op& op) {
     }
     case OpKind::AsyncCopy: return lower_async_copy(op);
     case OpKind::AsyncCommit: target_.async_commit(b_); return;
-    case OpKind::AsyncWait: target_.async_wait(b_, static_cast<int>(op.int_attr("pending"))); return;
+    case OpKind::AsyncWait: {
+      const I pending = op.int_attr("pending");
+      if (pending > 255) throw ProgramError(fmt::format("async_wait at {}: pending = {}, more groups than are ever in flight", op.loc.str(), pending));
+      target_.async_wait(b_, static_cast<int>(pending));
+      return;
+    }
     case OpKind::FenceAsyncShared: target_.fence_proxy_async(b_); return;
     default:
       throw ProgramError(fmt::format("'{}' at {}: not compiled yet (only the interpreter runs it; no pass emits it)",
@@ -68,6 +73,9 @@ void KernelLowering::lower_async_copy(const Op& op) {
   const ir::Value* view = op.operands[0];
   const ir::Value* ptr_v = op.operands[1];
   const ir::Value* mask_v = op.operands.size() > 2 ? op.operands[2] : nullptr;
+  if (view->type.rank() != 2)
+    throw ProgramError(fmt::format("async_copy at {}: into {} (a view must be one stage of 2-D tiles to be compiled)",
+                                   op.loc.str(), ir::to_string(view->type)));
   llvm::Value* base = get(view)[0];
   const ir::Type& t = ptr_v->type;  // the tile copied: its shape and layout, pointers to its elements
   const I esz = ir::dtype_bytes(t.pointee);

@@ -149,7 +149,7 @@ class Target {
   }
   virtual void fence_proxy_async(llvm::IRBuilder<>& b) const {}
 
-  // Asynchronous copies global -> shared (cp.async on sm_80+; lower_dot.cpp's pipelined operands).
+  // Asynchronous copies global -> shared (cp.async on sm_80+; async_copy, lower_shared.cpp).
   // async_copy copies `bytes` (4, 8 or 16) from `global` to `shared` where `pred` holds and writes
   // zeros where it does not; async_commit closes a group of copies; async_wait blocks until at
   // most `pending` groups of this thread are still in flight. The defaults copy at once (an

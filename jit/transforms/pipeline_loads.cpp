@@ -243,7 +243,8 @@ class LoopPipeliner {
   // Copies both operands of `dot` depth = num_stages - 1 iterations ahead into rings of
   // num_stages stages (shared memory, ops.def "Shared memory"):
   //   top level:  %ra = local_alloc, %rb = local_alloc
-  //   prologue:   iteration j < depth: copy a(j) into stage j, commit; copy b(j), commit
+  //   prologue:   (a debug_barrier where the loop is inside another: the last run's reads)
+  //               iteration j < depth: copy a(j) into stage j, commit; copy b(j), commit
   //   body:       async_wait {pending = 2 (depth - 1)}  (iterations <= i have landed)
   //               debug_barrier  (every thread's copies visible; every thread done with the stage
   //                               the copies below overwrite, read in iteration i - 1)
@@ -274,6 +275,9 @@ class LoopPipeliner {
     {
       ir::Builder b(&scratch);
       b.set_loc(loads[0]->loc);
+      // Inside an outer loop, the previous run of this loop's dots may still be reading the stages
+      // the prologue refills (other warps): a barrier first.
+      if (ir::parent_op(loop_)) b.create(OpKind::DebugBarrier, {}, {});
       bound = narrow_bound(b, depth);
       for (int j = 0; j < depth; ++j) {
         auto [at, in_range] = iteration(b, loop_.operands[0], j);

@@ -24,8 +24,8 @@ int written_contiguous_dim(ir::Module& m, const Op& alloc) {
   ir::walk(m.entry(), [&](Op& op) {
     if ((op.kind != OpKind::AsyncCopy && op.kind != OpKind::LocalStore) || analysis::shared_buffer_of(op.operands[0]) != &alloc)
       return;
-    const ir::Layout& l = op.operands[1]->type.layout;
-    if (dim < 0 && l.kind == ir::Layout::Kind::Blocked) dim = l.order.at(0);
+    const ir::Layout& l = op.operands[1]->type.layout;  // of a 2-D tile: dim 0 or 1 of the view
+    if (dim < 0 && l.kind == ir::Layout::Kind::Blocked && l.order.size() == 2) dim = l.order[0];
   });
   return dim < 0 ? 1 : dim;
 }
@@ -111,7 +111,8 @@ void encode_shared_buffers(ir::Module& m) {
     }
     if (!analysis::dot_uses_wgmma(*dot)) continue;
     fence_before(*dot);
-    if (!analysis::wgmma_in_flight(*dot)) continue;
+    if (!analysis::wgmma_may_stay_in_flight(*dot)) continue;
+    dot->attrs["wgmma_in_flight"] = std::int64_t{1};
     Op* rings[2] = {const_cast<Op*>(analysis::shared_buffer_of(dot->operands[0])),
                     const_cast<Op*>(analysis::shared_buffer_of(dot->operands[1]))};
     const bool shared_ring = std::count(lengthened.begin(), lengthened.end(), rings[0]) + std::count(lengthened.begin(), lengthened.end(), rings[1]);

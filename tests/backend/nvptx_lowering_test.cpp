@@ -99,6 +99,27 @@ TEST_CASE("shared-memory ops the lowering does not compile yet are refused, nami
     CHECK_THROWS_WITH(tessera::lower::compile_to_device(*m, arch),
                       Catch::Contains("'local_store' at k.cpp:8:3: not compiled yet"));
   }
+  // A copy into a whole buffer of three dims (no stage of it taken).
+  const std::string whole_copy = R"(kernel @k(%x: ptr<f32> {divisibility = 16}) num_warps = 4 {
+  %0 = constant {value = 0} : <1x2x64xi32>
+  %1 = splat %x : <1x2x64xptr<f32>>
+  %2 = addptr %1, %0 : <1x2x64xptr<f32>>
+  %3 = local_alloc : !smem<1x2x64xf32>
+  async_copy %3, %2 loc("k.cpp":9:3)
+  async_commit
+  async_wait {pending = 0}
+  return
+}
+)";
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    INFO("arch " << arch);
+    auto m = tessera::ir::parse_module(whole_copy, "smem.tir");
+    tessera::transforms::run_pass_pipeline(*m, tessera::transforms::default_pipeline());
+    tessera::transforms::run_pass_pipeline(*m, tessera::transforms::target_pipeline(),
+                                           tessera::transforms::pass_context(*m, arch));
+    CHECK_THROWS_WITH(tessera::lower::compile_to_device(*m, arch),
+                      Catch::Contains("async_copy at k.cpp:9:3: into !smem<1x2x64xf32>"));
+  }
   for (const char* arch : {"sm_80", "sm_90a"}) {
     INFO("arch " << arch);
     auto m = tessera::ir::parse_module(program("!smem<1x128xf32>", "  %c0 = constant {value = 0} : i32\n"

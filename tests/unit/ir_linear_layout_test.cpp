@@ -10,6 +10,7 @@
 
 #include "jit/analysis/layouts.hpp"
 #include "jit/analysis/linear_layout.hpp"
+#include "jit/analysis/register_conversion.hpp"
 #include "tessera/error.hpp"
 
 using namespace tessera;
@@ -515,4 +516,29 @@ TEST_CASE("linear layout: conversion plans", "[linear_layout]") {
                       Contains("'offset' is not register, lane or warp"));
   REQUIRE_THROWS_WITH(plan_conversion(mma4, blocked_to_linear(default_blocked_layout({64, 64}, 8, ws, 4), {64, 64}, ws)),
                       Contains("4 and 8 warps"));
+}
+
+TEST_CASE("register renamings: a conversion whose every thread holds what it needs costs nothing", "[linear_layout]") {
+  const int ws = 32;
+  // A row of a [1 x 4] layout, one row per thread (4 registers), to the 1-D layout of the same
+  // threads: the same registers.
+  const ir::Layout rows = blocked_layout({1, 4}, 8, ws, 4, {1, 0});
+  const ir::Type sliced = tile({4}, slice_layout(rows, 0));
+  const ir::Type flat = tile({4}, blocked_layout({4}, 8, ws, 4, {0}));
+  const auto same = register_renaming(sliced, flat);
+  REQUIRE(same.has_value());
+  CHECK(*same == V{0, 1, 2, 3});
+  // The same layout: register r is register r.
+  ir::Layout a;
+  a.kind = ir::Layout::Kind::Blocked;
+  a.size_per_thread = {2, 2}, a.threads_per_warp = {4, 8}, a.warps_per_cta = {1, 1}, a.order = {1, 0};
+  const auto perm = register_renaming(tile({16, 16}, a), tile({16, 16}, a));
+  REQUIRE(perm.has_value());
+  CHECK(*perm == V{0, 1, 2, 3, 4, 5, 6, 7});
+  // Row-major vs column-major threads: lanes would exchange data, so shared memory it is (and
+  // the plan gives the conversion a region).
+  const ir::Type by_rows = tile({32, 32}, blocked_layout({32, 32}, 1, ws, 1, {1, 0}));
+  const ir::Type by_cols = tile({32, 32}, blocked_layout({32, 32}, 1, ws, 1, {0, 1}));
+  CHECK_FALSE(register_renaming(by_rows, by_cols).has_value());
+  CHECK_FALSE(register_renaming(by_rows, tile({32, 32}, blocked_layout({32, 32}, 2, ws, 1, {1, 0}))).has_value());
 }

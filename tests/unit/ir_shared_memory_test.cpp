@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <string>
 
 #include <fmt/format.h>
@@ -183,8 +184,9 @@ std::string row_major_offsets(const std::string& name, const std::string& row_in
 // the layout pass as sm_90a runs it, preceded and followed by reductions with regions of their own
 // (the first one's comes first, so the dot's is aligned past it). With `store_c`, c is then
 // stored to %y as a row-major M x N tile (a matmul's epilogue); with `nested`, everything from the
-// accumulator's initial value on runs in an outer loop.
-std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages, bool store_c = false, bool nested = false) {
+// accumulator's initial value on runs in an outer loop. `between` runs between the two passes.
+std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages, bool store_c = false, bool nested = false,
+                                           const std::function<void(ir::Module&)>& between = {}) {
   const std::string epilogue = !store_c ? "" : row_major_offsets("coff", "rm", "rn", m, n) + fmt::format(R"(
   %pc = splat %y : <{0}x{1}xptr<f32>>
   %ac = addptr %pc, %coff : <{0}x{1}xptr<f32>>
@@ -240,6 +242,7 @@ std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages, bool
   auto mod = ir::parse_module(text);
   ir::verify(*mod);
   transforms::pipeline_dot_loads(*mod, mod->num_stages);
+  if (between) between(*mod);
   transforms::assign_layouts(*mod, analysis::target_info("sm_90a"));
   ir::verify(*mod);
   return mod;
@@ -341,4 +344,67 @@ TEST_CASE("a matmul's epilogue converts to 16-byte runs in the finished ring's b
   for (const ir::Op* c : ops_of_kind(*nested, ir::OpKind::ConvertLayout)) CHECK_FALSE(overlaps_rings(nested_plan, *c, *nested));
   for (const ir::Op* r : ops_of_kind(*nested, ir::OpKind::Reduce))
     if (nested_plan.has_region(*r)) CHECK_FALSE(overlaps_rings(nested_plan, *r, *nested));
+}
+
+namespace {
+std::vector<std::unique_ptr<ir::Op>>::iterator position_in(ir::Block& b, const ir::Op* op) {
+  return std::find_if(b.ops.begin(), b.ops.end(), [&](auto& o) { return o.get() == op; });
+}
+}  // namespace
+
+TEST_CASE("rings: a nested loop's prologue follows a barrier, a conversion before the loop's wait has bytes of its own",
+          "[shared_memory][wgmma]") {
+  // In an outer loop, the prologue's first copies refill stages the last run's dots read.
+  auto nested = wgmma_dot_loop(64, 256, 64, 3, /*store_c=*/true, /*nested=*/true);
+  const ir::Op& outer = *ops_of_kind(*nested, ir::OpKind::For).at(0);
+  const auto& outer_body = outer.regions[0]->block->ops;
+  auto first_copy = std::find_if(outer_body.begin(), outer_body.end(), [](auto& o) { return o->kind == ir::OpKind::AsyncCopy; });
+  REQUIRE(first_copy != outer_body.end());
+  CHECK(std::any_of(outer_body.begin(), first_copy, [](auto& o) { return o->kind == ir::OpKind::DebugBarrier; }));
+  auto flat = wgmma_dot_loop(64, 256, 64, 3, /*store_c=*/true);
+  CHECK(std::none_of(flat->entry().ops.begin(), flat->entry().ops.end(), [](auto& o) { return o->kind == ir::OpKind::DebugBarrier; }));
+
+  // The store's conversion of the loop's result moved between the loop and its async_wait (where
+  // the layout pass puts a conversion for a use in another block): the last copies may still land
+  // there, so it must not share the rings' bytes.
+  ir::Block& top = flat->entry();
+  const ir::Op* convert = ops_of_kind(*flat, ir::OpKind::Store).back()->operands.at(1)->def;
+  REQUIRE(convert->kind == ir::OpKind::ConvertLayout);
+  const ir::Op* loop = ir::parent_op(*ops_of_kind(*flat, ir::OpKind::Dot).at(0));
+  REQUIRE(loop);
+  REQUIRE((*std::next(position_in(top, loop)))->kind == ir::OpKind::AsyncWait);
+  {
+    analysis::SharedMemoryPlan plan(*flat);
+    CHECK(overlaps_rings(plan, *convert, *flat));  // after the wait: the rings' bytes are free
+  }
+  auto at = position_in(top, convert);
+  std::unique_ptr<ir::Op> moved = std::move(*at);
+  top.ops.erase(at);
+  top.ops.insert(std::next(position_in(top, loop)), std::move(moved));
+  ir::verify(*flat);
+  analysis::SharedMemoryPlan plan(*flat);
+  CHECK_FALSE(overlaps_rings(plan, *convert, *flat));
+}
+
+TEST_CASE("rings: a wgmma dot stays synchronous where the copies do not follow the pipeline pass's schedule",
+          "[shared_memory][wgmma]") {
+  // 64x256x64 with 3 stages would stay in flight with a spare stage (the first test case). Here
+  // the copies after the dot go to the stage the dot reads: nothing may stay in flight.
+  auto m = wgmma_dot_loop(64, 256, 64, 3, false, false, [](ir::Module& mod) {
+    const ir::Op* dot = ops_of_kind(mod, ir::OpKind::Dot).at(0);
+    ir::Value* slot = dot->operands[0]->def->operands[1];
+    for (auto& op : dot->parent->ops)
+      if (op->kind == ir::OpKind::AsyncCopy) const_cast<ir::Op*>(op->operands[0]->def)->operands[1] = slot;
+  });
+  const ir::Op& dot = *ops_of_kind(*m, ir::OpKind::Dot).at(0);
+  REQUIRE(analysis::dot_uses_wgmma(dot));
+  CHECK_FALSE(analysis::wgmma_in_flight(dot));
+  CHECK_FALSE(dot.has_attr("wgmma_in_flight"));
+  for (const ir::Op* r : ops_of_kind(*m, ir::OpKind::LocalAlloc)) CHECK(r->result()->type.shape[0] == 3);
+  const auto& body = dot.parent->ops;
+  auto after = std::next(std::find_if(body.begin(), body.end(), [&](auto& o) { return o.get() == &dot; }));
+  CHECK((*after)->kind != ir::OpKind::DebugBarrier);
+  // As the pass wrote it: in flight, recorded on the dot.
+  const auto kept = wgmma_dot_loop(64, 256, 64, 3);
+  CHECK(ops_of_kind(*kept, ir::OpKind::Dot).at(0)->has_attr("wgmma_in_flight"));
 }
