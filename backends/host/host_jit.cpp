@@ -1,7 +1,9 @@
 #include "backends/host/host_jit.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,15 +15,18 @@
 #include <llvm/ExecutionEngine/Orc/AbsoluteSymbols.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/PassManager.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Object/ObjectFile.h>
 #include <llvm/Passes/OptimizationLevel.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/ErrorHandling.h>
+#include <llvm/Support/LEB128.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -29,6 +34,7 @@
 #include <llvm/TargetParser/Host.h>
 
 #include "backends/host/host_abi.hpp"
+#include "backends/host/fibers.hpp"
 #include "backends/host/host_runtime.hpp"
 #include "tessera/error.hpp"
 
@@ -50,6 +56,26 @@ T take(llvm::Expected<T> v, const char* what) {
     return *v;
   else
     return std::move(*v);
+}
+
+// A kernel that synchronizes runs each thread on a fiber stack of FiberStacks::stack_bytes, below
+// a guard page: frames beyond it fault. The bound: every frame of the module at once (the entry,
+// the kernel, the emulation functions it calls; none recursive), plus kRuntimeReserve for the
+// runtime hooks they call (barrier, shuffles, print, check reports: C++ of a few KB).
+constexpr std::uint64_t kRuntimeReserve = 16 * 1024;
+
+// The stack frames of one compiled module: their sum and the largest (the .stack_sizes section).
+struct Frames {
+  std::uint64_t total = 0, largest = 0;
+};
+
+void check_fits_fiber_stack(const KernelImage& image, const Frames& frames) {
+  const std::uint64_t total = frames.total + kRuntimeReserve;
+  if (total <= FiberStacks::stack_bytes) return;
+  throw LaunchError("kernel '" + image.kernel + "' needs " + std::to_string(total / 1024) +
+                    " KB of stack per thread on the host targets (its largest frame is " + std::to_string(frames.largest / 1024) +
+                    " KB), more than a host thread's " + std::to_string(FiberStacks::stack_bytes / 1024) +
+                    " KB: fewer elements per thread (smaller blocks or more warps) fit, or run it on the interpreter or a GPU");
 }
 
 bool host_has_v3() {
@@ -90,8 +116,10 @@ class HostJit {
       code.synchronizes |= m->getFunction(hook) != nullptr;
     add_entry(*m, image);
     optimize(*m, *tm);
+    const std::string object_name = "tessera_kernel_" + std::to_string(++modules_);
+    m->setModuleIdentifier(object_name);  // names its object, whose frames record_frames notes
 
-    llvm::orc::JITDylib& jd = take(jit_->createJITDylib("tessera_kernel_" + std::to_string(++modules_)), "no JITDylib");
+    llvm::orc::JITDylib& jd = take(jit_->createJITDylib(object_name), "no JITDylib");
     jd.addToLinkOrder(*runtime_);
     if (llvm::Error e = jit_->addIRModule(jd, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx)))) {
       release(&jd);
@@ -103,7 +131,10 @@ class HostJit {
         code.shared = take(jit_->lookup(jd, host_abi::kSharedMemory), "no shared memory").toPtr<std::byte*>();
       if (!image.arg_names.empty())
         code.arg_bounds = take(jit_->lookup(jd, host_abi::kArgBounds), "no argument bounds").toPtr<std::uint64_t*>();
+      const Frames frames = take_frames(object_name);  // the lookups compiled the module
+      if (code.synchronizes) check_fits_fiber_stack(image, frames);
     } catch (...) {
+      take_frames(object_name);
       release(&jd);
       throw;
     }
@@ -133,10 +164,17 @@ class HostJit {
     // shorten (measured on the examples: O2 with full code generation compiled 5 times slower and
     // ran no faster).
     jtmb_.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
+    // Each object lists its functions' stack frames (.stack_sizes), for check_fits_fiber_stack.
+    jtmb_.getOptions().EmitStackSizeSection = true;
     // Concurrent compilation: kernels are loaded from several threads at once (the autotuner's
     // parallel compiles), and the default compiler shares one TargetMachine, which is not safe.
     jit_ = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb_).setSupportConcurrentCompilation(true).create(),
                 "cannot start the JIT");
+    jit_->getObjTransformLayer().setTransform(
+        [this](std::unique_ptr<llvm::MemoryBuffer> object) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+          record_frames(*object);
+          return std::move(object);
+        });
     runtime_ = &take(jit_->createJITDylib("tessera_host_runtime"), "no JITDylib");
     llvm::orc::SymbolMap symbols;
     for (const RuntimeSymbol& s : runtime_symbols())
@@ -185,6 +223,54 @@ class HostJit {
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1).run(m, mam);
   }
 
+  // An object's .stack_sizes: per function its address (8 bytes, relocated) and its frame's bytes
+  // (ULEB128). Kept under the object's name (its module's, with ORC's suffix) until take_frames.
+  void record_frames(const llvm::MemoryBuffer& object) {
+    Frames f;
+    auto file = llvm::object::ObjectFile::createObjectFile(object.getMemBufferRef());
+    if (!file) {
+      llvm::consumeError(file.takeError());
+      return;
+    }
+    for (const llvm::object::SectionRef& section : (*file)->sections()) {
+      auto name = section.getName();
+      if (!name || *name != ".stack_sizes") {
+        if (!name) llvm::consumeError(name.takeError());
+        continue;
+      }
+      auto contents = section.getContents();
+      if (!contents) {
+        llvm::consumeError(contents.takeError());
+        continue;
+      }
+      const auto* p = reinterpret_cast<const std::uint8_t*>(contents->data());
+      const auto* end = p + contents->size();
+      while (end - p > 8) {
+        p += 8;
+        unsigned n = 0;
+        const std::uint64_t bytes = llvm::decodeULEB128(p, &n, end);
+        if (n == 0) break;
+        p += n;
+        f.total += bytes;
+        f.largest = std::max(f.largest, bytes);
+      }
+    }
+    std::lock_guard<std::mutex> lock(frames_mutex_);
+    frames_[object.getBufferIdentifier().str()] = f;
+  }
+  Frames take_frames(const std::string& module_name) {
+    std::lock_guard<std::mutex> lock(frames_mutex_);
+    for (auto it = frames_.begin(); it != frames_.end(); ++it)
+      if (it->first.rfind(module_name + "-", 0) == 0 || it->first == module_name) {
+        Frames f = it->second;
+        frames_.erase(it);
+        return f;
+      }
+    return {};
+  }
+
+  std::mutex frames_mutex_;
+  std::map<std::string, Frames> frames_;
   std::string cpu_;
   llvm::orc::JITTargetMachineBuilder jtmb_{llvm::Triple()};
   std::unique_ptr<llvm::orc::LLJIT> jit_;
