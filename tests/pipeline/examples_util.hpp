@@ -162,6 +162,11 @@ inline std::vector<HostCase> small_cases(std::mt19937& rng) {
   // The matmul, pipelined (num_stages 2: the pipeline pass applies) and not, with masked edges.
   cases.push_back(matmul_case(100, 70, 40, {.block_m = 64, .block_n = 32, .block_k = 16, .group_m = 2, .num_warps = 4, .num_stages = 2}, rng));
   cases.push_back(matmul_case(32, 32, 32, {.block_m = 16, .block_n = 32, .block_k = 16, .group_m = 1, .num_warps = 4, .num_stages = 1}, rng));
+  // Rings deeper than the K loop (4 stages, 2 iterations: a prologue copy past the end, masked)
+  // and longer than it is (5 stages over 5 iterations of a partial last K step); the interpreter
+  // checks every wait of the pipelined IR.
+  cases.push_back(matmul_case(50, 40, 24, {.block_m = 32, .block_n = 32, .block_k = 16, .group_m = 1, .num_warps = 4, .num_stages = 4}, rng));
+  cases.push_back(matmul_case(33, 17, 70, {.block_m = 16, .block_n = 16, .block_k = 16, .group_m = 2, .num_warps = 4, .num_stages = 5}, rng));
   return cases;
 }
 
