@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -131,8 +132,9 @@ class HostJit {
         code.shared = take(jit_->lookup(jd, host_abi::kSharedMemory), "no shared memory").toPtr<std::byte*>();
       if (!image.arg_names.empty())
         code.arg_bounds = take(jit_->lookup(jd, host_abi::kArgBounds), "no argument bounds").toPtr<std::uint64_t*>();
-      const Frames frames = take_frames(object_name);  // the lookups compiled the module
-      if (code.synchronizes) check_fits_fiber_stack(image, frames);
+      const std::optional<Frames> frames = take_frames(object_name);  // the lookups compiled the module
+      if (!frames) throw InternalError("tessera: host executor: no stack sizes recorded for kernel '" + image.kernel + "'");
+      if (code.synchronizes) check_fits_fiber_stack(image, *frames);
     } catch (...) {
       take_frames(object_name);
       release(&jd);
@@ -258,7 +260,7 @@ class HostJit {
     std::lock_guard<std::mutex> lock(frames_mutex_);
     frames_[object.getBufferIdentifier().str()] = f;
   }
-  Frames take_frames(const std::string& module_name) {
+  std::optional<Frames> take_frames(const std::string& module_name) {
     std::lock_guard<std::mutex> lock(frames_mutex_);
     for (auto it = frames_.begin(); it != frames_.end(); ++it)
       if (it->first.rfind(module_name + "-", 0) == 0 || it->first == module_name) {
@@ -266,7 +268,7 @@ class HostJit {
         frames_.erase(it);
         return f;
       }
-    return {};
+    return std::nullopt;
   }
 
   std::mutex frames_mutex_;

@@ -84,7 +84,23 @@ const Op* ring_loop(const Op& dot) {
 }  // namespace
 
 namespace {
-// Whether the rings `dot` reads follow the pipeline pass's schedule (wgmma_may_stay_in_flight).
+const Op* def_of(const ir::Value* v, OpKind k) { return v->def && v->def->kind == k ? v->def : nullptr; }
+
+// Whether `slot` is the iteration count of `loop` as the pipeline pass computes it:
+// cast(div(cast(sub(iv, lb)), cast(step))).
+bool is_iteration_count(const ir::Value* slot, const Op& loop) {
+  const Op* narrow = def_of(slot, OpKind::Cast);
+  const Op* div = narrow ? def_of(narrow->operands[0], OpKind::Div) : nullptr;
+  const Op* from = div ? def_of(div->operands[0], OpKind::Cast) : nullptr;
+  const Op* step = div ? def_of(div->operands[1], OpKind::Cast) : nullptr;
+  const Op* sub = from ? def_of(from->operands[0], OpKind::Sub) : nullptr;
+  return step && sub && step->operands[0] == loop.operands[2] && sub->operands[0] == loop.regions[0]->block->args[0].get() &&
+         sub->operands[1] == loop.operands[0];
+}
+
+// Whether the rings `dot` reads follow the pipeline pass's schedule (wgmma_may_stay_in_flight):
+// both views index stage i (the iteration count) of two rings of one length S >= 2, and the only
+// writes to them in the loop are copies after the dot into stage i + S - 1.
 bool follows_ring_schedule(const Op& dot) {
   const Op* views[2] = {dot.operands[0]->def, dot.operands[1]->def};
   for (const Op* v : views)
@@ -92,9 +108,10 @@ bool follows_ring_schedule(const Op& dot) {
   const ir::Value* slot = views[0]->operands[1];
   const Op* rings[2] = {shared_buffer_of(dot.operands[0]), shared_buffer_of(dot.operands[1])};
   if (views[1]->operands[1] != slot || !rings[0] || !rings[1] || rings[0] == rings[1] ||
-      rings[0]->result()->type.shape[0] != rings[1]->result()->type.shape[0])
+      rings[0]->result()->type.shape[0] != rings[1]->result()->type.shape[0] || !is_iteration_count(slot, *ir::parent_op(dot)))
     return false;
   const I stages = rings[0]->result()->type.shape[0];
+  if (stages < 2) return false;
   // slot + (stages - 1), as `add slot, constant`.
   auto ahead = [&](const ir::Value* s) {
     const Op* add = s->def;
@@ -124,10 +141,11 @@ bool follows_ring_schedule(const Op& dot) {
 }
 }  // namespace
 
-bool wgmma_in_flight(const Op& dot) { return dot_uses_wgmma(dot) && dot.has_attr("wgmma_in_flight"); }
-
-bool wgmma_may_stay_in_flight(const Op& dot) {
-  if (!dot_uses_wgmma(dot) || !is_async_dot(dot) || !ring_loop(dot) || !follows_ring_schedule(dot)) return false;
+namespace {
+// An asynchronous wgmma dot in a for whose accumulator is only carried around it (the block
+// argument feeds nothing but the dot, the result nothing but the yield).
+bool only_carries_its_accumulator(const Op& dot) {
+  if (!dot_uses_wgmma(dot) || !is_async_dot(dot) || !ring_loop(dot)) return false;
   ir::Block& body = *dot.parent;
   const ir::Value* acc = dot.operands.at(2);
   std::size_t arg = 0;
@@ -140,6 +158,14 @@ bool wgmma_may_stay_in_flight(const Op& dot) {
   });
   return acc_uses == 1 && result_uses == 1;
 }
+}  // namespace
+
+// The layout pass's decision (the attribute), where the dot still only carries its accumulator:
+// IR that says so of another dot (hand-written, or changed since) runs synchronously, which is
+// always safe.
+bool wgmma_in_flight(const Op& dot) { return dot.has_attr("wgmma_in_flight") && only_carries_its_accumulator(dot); }
+
+bool wgmma_may_stay_in_flight(const Op& dot) { return only_carries_its_accumulator(dot) && follows_ring_schedule(dot); }
 
 bool wgmma_spare_stage(const Op& dot) {
   if (!wgmma_may_stay_in_flight(dot)) return false;

@@ -17,7 +17,8 @@
 // of its loop: ops after that loop (a matmul's epilogue conversion) may reuse its bytes, where the
 // loop is not itself inside a loop (whose next iteration's prologue would write the ring again).
 // That is, a shared buffer (local_alloc, at the kernel's top level) is live until the end of the
-// top-level op that holds its last use. For the barriers, the end of a loop that uses a buffer
+// top-level op that holds its last use, or until the first top-level async_wait {pending = 0}
+// after it (its last copies may land until then). For the barriers, the end of a loop that uses a buffer
 // counts as a write of the whole buffer: its last copies and its reads by the dot. A
 // debug_barrier in the IR is a barrier: nothing is pending after it.
 #pragma once
@@ -60,7 +61,9 @@ std::int64_t dot_stage_bytes(const ir::Op& dot, int operand);
 // copies after the dot into stage s + S - 1 (the stage of iteration i - 1, whose wgmmas may still
 // run in another warpgroup). The layout pass asks this (on rings as the pipeline pass made them)
 // and records the decision as the dot's attribute {wgmma_in_flight = 1}, which the lowering reads
-// (wgmma_in_flight), so that what it then does to the rings cannot change the answer:
+// (wgmma_in_flight: the attribute, on a dot that still only carries its accumulator), so that what
+// the layout pass then does to the rings cannot change the answer. Stage i is the iteration count
+// (iv - lb) / step as the pipeline pass computes it, and S >= 2:
 bool wgmma_may_stay_in_flight(const ir::Op& dot);
 bool wgmma_in_flight(const ir::Op& dot);
 // - with a spare stage (the ring one stage longer than num_stages, where that leaves as many

@@ -109,6 +109,7 @@ void encode_shared_buffers(ir::Module& m) {
       if (earlier == decided.end()) decided.emplace_back(alloc, want);
       set_encoding(m, *alloc, want);
     }
+    dot->attrs.erase("wgmma_in_flight");  // decided here, whatever the IR said
     if (!analysis::dot_uses_wgmma(*dot)) continue;
     fence_before(*dot);
     if (!analysis::wgmma_may_stay_in_flight(*dot)) continue;

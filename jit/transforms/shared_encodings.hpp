@@ -6,8 +6,8 @@
 //   #nvmma<W[, transposed]> with its contiguous dim the one its copies run along (their tiles'
 //   layout order) and W = min(128, that dim's bytes);
 // - for a wgmma dot over views: a fence_async_shared before the barrier that precedes it (the
-//   threads' copies, visible to wgmma's async proxy), and where its wgmmas stay in flight
-//   (analysis::wgmma_in_flight) either a ring one stage longer (analysis::wgmma_spare_stage; the
+//   threads' copies, visible to wgmma's async proxy), and where its wgmmas may stay in flight
+//   (analysis::wgmma_may_stay_in_flight, recorded as {wgmma_in_flight = 1}) either a ring one stage longer (analysis::wgmma_spare_stage; the
 //   pipeline pass indexes stages by the iteration count, which smem_index takes modulo the ring's
 //   length) or a debug_barrier right after the dot.
 // A buffer that two dots would read in two encodings, or that the IR already gives another

@@ -389,21 +389,38 @@ TEST_CASE("rings: a nested loop's prologue follows a barrier, a conversion befor
 TEST_CASE("rings: a wgmma dot stays synchronous where the copies do not follow the pipeline pass's schedule",
           "[shared_memory][wgmma]") {
   // 64x256x64 with 3 stages would stay in flight with a spare stage (the first test case). Here
-  // the copies after the dot go to the stage the dot reads: nothing may stay in flight.
-  auto m = wgmma_dot_loop(64, 256, 64, 3, false, false, [](ir::Module& mod) {
-    const ir::Op* dot = ops_of_kind(mod, ir::OpKind::Dot).at(0);
-    ir::Value* slot = dot->operands[0]->def->operands[1];
-    for (auto& op : dot->parent->ops)
-      if (op->kind == ir::OpKind::AsyncCopy) const_cast<ir::Op*>(op->operands[0]->def)->operands[1] = slot;
-  });
-  const ir::Op& dot = *ops_of_kind(*m, ir::OpKind::Dot).at(0);
-  REQUIRE(analysis::dot_uses_wgmma(dot));
-  CHECK_FALSE(analysis::wgmma_in_flight(dot));
-  CHECK_FALSE(dot.has_attr("wgmma_in_flight"));
-  for (const ir::Op* r : ops_of_kind(*m, ir::OpKind::LocalAlloc)) CHECK(r->result()->type.shape[0] == 3);
-  const auto& body = dot.parent->ops;
-  auto after = std::next(std::find_if(body.begin(), body.end(), [&](auto& o) { return o.get() == &dot; }));
-  CHECK((*after)->kind != ir::OpKind::DebugBarrier);
+  // (1) the copies after the dot go to the stage the dot reads, or (2) every stage index is the
+  // constant 0 (the copies still one "ahead" of it): nothing may stay in flight. A stale
+  // {wgmma_in_flight = 1} in the IR does not survive the layout pass's decision.
+  const std::function<void(ir::Module&)> mutations[] = {
+      [](ir::Module& mod) {
+        ir::Op* dot = const_cast<ir::Op*>(ops_of_kind(mod, ir::OpKind::Dot).at(0));
+        ir::Value* slot = dot->operands[0]->def->operands[1];
+        for (auto& op : dot->parent->ops)
+          if (op->kind == ir::OpKind::AsyncCopy) op->operands[0]->def->operands[1] = slot;
+        dot->attrs["wgmma_in_flight"] = std::int64_t{1};
+      },
+      [](ir::Module& mod) {
+        ir::Op* dot = const_cast<ir::Op*>(ops_of_kind(mod, ir::OpKind::Dot).at(0));
+        ir::Value* zero = ops_of_kind(mod, ir::OpKind::SmemIndex).at(0)->operands[1];  // the prologue's stage 0
+        ir::Value* slot = dot->operands[0]->def->operands[1];
+        for (int l = 0; l < 2; ++l) dot->operands[static_cast<std::size_t>(l)]->def->operands[1] = zero;
+        for (auto& op : dot->parent->ops)
+          if (op->kind == ir::OpKind::AsyncCopy)
+            for (ir::Value*& v : op->operands[0]->def->operands[1]->def->operands)
+              if (v == slot) v = zero;
+      }};
+  for (const auto& mutate : mutations) {
+    auto m = wgmma_dot_loop(64, 256, 64, 3, false, false, mutate);
+    const ir::Op& dot = *ops_of_kind(*m, ir::OpKind::Dot).at(0);
+    REQUIRE(analysis::dot_uses_wgmma(dot));
+    CHECK_FALSE(analysis::wgmma_in_flight(dot));
+    CHECK_FALSE(dot.has_attr("wgmma_in_flight"));
+    for (const ir::Op* r : ops_of_kind(*m, ir::OpKind::LocalAlloc)) CHECK(r->result()->type.shape[0] == 3);
+    const auto& body = dot.parent->ops;
+    auto after = std::next(std::find_if(body.begin(), body.end(), [&](auto& o) { return o.get() == &dot; }));
+    CHECK((*after)->kind != ir::OpKind::DebugBarrier);
+  }
   // As the pass wrote it: in flight, recorded on the dot.
   const auto kept = wgmma_dot_loop(64, 256, 64, 3);
   CHECK(ops_of_kind(*kept, ir::OpKind::Dot).at(0)->has_attr("wgmma_in_flight"));
