@@ -22,10 +22,6 @@ using ir::Op;
 using ir::OpKind;
 using I = std::int64_t;
 
-namespace {
-llvm::Value* i32(llvm::IRBuilder<>& b, I v) { return b.getInt32(static_cast<std::uint32_t>(v)); }
-}  // namespace
-
 void KernelLowering::stage_in_shared(const ir::Value* v, llvm::Value* base, const SharedTile& tile) {
   // Each thread writes the elements it holds; runs of elements contiguous along the row that the
   // layout keeps in one thread go as one vector of up to 16 bytes where the tile stores rows

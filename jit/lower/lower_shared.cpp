@@ -14,7 +14,6 @@ using ir::OpKind;
 using I = std::int64_t;
 
 namespace {
-llvm::Value* i32(llvm::IRBuilder<>& b, I v) { return b.getInt32(static_cast<std::uint32_t>(v)); }
 
 // Shared buffers the lowering lays out: stages of 2-D tiles.
 void check_compiled_rank(const Op& op, const ir::Type& buffer) {

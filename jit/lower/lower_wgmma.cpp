@@ -32,7 +32,6 @@ using ir::Op;
 using I = std::int64_t;
 
 namespace {
-llvm::Value* i32(llvm::IRBuilder<>& b, I v) { return b.getInt32(static_cast<std::uint32_t>(v)); }
 
 // The descriptor's swizzle mode for a swizzle of `bytes`: 1 = 128 B, 2 = 64 B, 3 = 32 B.
 std::uint64_t swizzle_mode(I bytes) { return bytes == 128 ? 1 : bytes == 64 ? 2 : 3; }

@@ -23,6 +23,9 @@ namespace tessera::lower {
 
 using Elems = std::vector<llvm::Value*>;
 
+// An i32 constant of an index or a size.
+inline llvm::Value* i32(llvm::IRBuilder<>& b, std::int64_t v) { return b.getInt32(static_cast<std::uint32_t>(v)); }
+
 class KernelLowering {
  public:
   KernelLowering(const ir::Module& m, const Target& target, llvm::LLVMContext& ctx, const CodegenOptions& options = {});

@@ -179,23 +179,20 @@ class LayoutAssigner {
     return access;
   }
   Layout access_layout(const Op& op) {
-    if (op.kind == OpKind::AsyncCopy) {  // into a view (operand 0) from pointers (operand 1)
-      const auto [order, vec] = contiguous_access(op.operands[1]);
-      return analysis::blocked_layout(op.operands[1]->type.shape, module_.num_warps, warp_size_, vec, order);
-    }
-    if (!op.operands[0]->type.is_tile()) return Layout{};  // a scalar access: no layout
-    if (op.kind == OpKind::Load && dot_only_.count(op.result())) {
+    const Value* ptr = op.operands[op.kind == OpKind::AsyncCopy ? 1 : 0];  // an async_copy's operand 0 is its view
+    if (!ptr->type.is_tile()) return Layout{};  // a scalar access: no layout
+    if (op.kind == OpKind::AsyncCopy || (op.kind == OpKind::Load && dot_only_.count(op.result()))) {
       // A dot operand goes to shared memory, not to registers: a layout of its own shape, so
       // that every thread copies as many 16-byte pieces and none repeats another's. The rank's
       // default, sized for the largest tile, would load and store it twice (a 128 x 64 A beside
-      // a 128 x 128 C with 8 warps and num_stages = 1: 170 registers, notes/tensor-cores.md).
-      // An async_copy into a ring (above) takes the same, for the same reason: with the default,
-      // half the threads of a narrower operand would idle behind an owner branch.
-      const auto [order, vec] = contiguous_access(op.operands[0]);
-      return analysis::blocked_layout(op.operands[0]->type.shape, module_.num_warps, warp_size_, vec, order);
+      // a 128 x 128 C with 8 warps and num_stages = 1: 170 registers, notes/tensor-cores.md), or,
+      // for an async_copy into a ring, leave half the threads of a narrower operand idle behind
+      // an owner branch.
+      const auto [order, vec] = contiguous_access(ptr);
+      return analysis::blocked_layout(ptr->type.shape, module_.num_warps, warp_size_, vec, order);
     }
     if (auto c = coalesced(op)) return *c;
-    return default_for(op.operands[0]);
+    return default_for(ptr);
   }
 
   void set_layout(Value* v, const Layout& l) {

@@ -169,7 +169,8 @@ class LoopPipeliner {
 
   // A stage of the ring that holds `load`'s tiles, and the ring of `stages` of them.
   static ir::Type view_type(const Op& load) {
-    ir::Type t = load.result()->type.with_shape(load.result()->type.shape);
+    ir::Type t = load.result()->type;
+    t.layout = {};  // a buffer has an encoding (the layout pass's), no register layout
     t.shared = true;
     return t;
   }
@@ -313,8 +314,9 @@ class LoopPipeliner {
     splice(scratch, outer, std::next(position_of(outer, &loop_)));
   }
 
+  // Where `op` stands in `block` (its parent), for splice.
   static std::vector<std::unique_ptr<Op>>::iterator position_of(ir::Block& block, const Op* op) {
-    return std::find_if(block.ops.begin(), block.ops.end(), [&](auto& o) { return o.get() == op; });
+    return block.ops.begin() + static_cast<std::ptrdiff_t>(index_in_block(*op));
   }
 
   Op& loop_;

@@ -6,6 +6,7 @@
 
 #include "jit/analysis/layouts.hpp"
 #include "jit/analysis/shared_memory.hpp"
+#include "jit/transforms/rewrite.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::transforms {
@@ -57,32 +58,28 @@ void set_encoding(ir::Module& m, Op& alloc, const SharedEncoding& e) {
   });
 }
 
-std::vector<std::unique_ptr<Op>>::iterator position_of(ir::Block& block, const Op* op) {
-  return std::find_if(block.ops.begin(), block.ops.end(), [&](auto& o) { return o.get() == op; });
-}
-
-Op* insert_at(ir::Block& block, std::vector<std::unique_ptr<Op>>::iterator pos, OpKind kind, const ir::SourceLoc& loc) {
+// An op of `kind` with no operands or results (a fence, a barrier) just before `anchor`.
+void insert_marker(Op& anchor, OpKind kind, const ir::SourceLoc& loc) {
   auto op = std::make_unique<Op>();
   op->kind = kind;
   op->loc = loc;
-  op->parent = &block;
-  return block.ops.insert(pos, std::move(op))->get();
+  insert_before(anchor, std::move(op));
 }
 
 // The fence goes before the barrier between the dot and its wait (each thread fences its own
 // copies, then the barrier makes every thread's visible), or right before the dot without one.
 void fence_before(Op& dot) {
-  ir::Block& block = *dot.parent;
-  auto pos = position_of(block, &dot);
-  for (auto it = pos; it != block.ops.begin();) {
-    --it;
-    if ((*it)->kind == OpKind::DebugBarrier) {
-      pos = it;
+  const auto& ops = dot.parent->ops;
+  Op* anchor = &dot;
+  for (std::size_t i = index_in_block(dot); i-- > 0;) {
+    Op& o = *ops[i];
+    if (o.kind == OpKind::DebugBarrier) {
+      anchor = &o;
       break;
     }
-    if ((*it)->kind == OpKind::AsyncWait || !(*it)->regions.empty()) break;
+    if (o.kind == OpKind::AsyncWait || !o.regions.empty()) break;
   }
-  insert_at(block, pos, OpKind::FenceAsyncShared, dot.loc);
+  insert_marker(*anchor, OpKind::FenceAsyncShared, dot.loc);
 }
 
 }  // namespace
@@ -120,7 +117,7 @@ void encode_shared_buffers(ir::Module& m) {
     if (!shared_ring && rings[0] != rings[1] && analysis::wgmma_spare_stage(*dot)) {
       for (Op* r : rings) ++r->result()->type.shape[0], lengthened.push_back(r);
     } else {
-      insert_at(*dot->parent, std::next(position_of(*dot->parent, dot)), OpKind::DebugBarrier, dot->loc);
+      insert_marker(*dot->parent->ops.at(index_in_block(*dot) + 1), OpKind::DebugBarrier, dot->loc);  // before the yield at the latest
     }
   }
 }

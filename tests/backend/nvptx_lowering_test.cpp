@@ -55,24 +55,36 @@ TEST_CASE("a masked f32 kernel lowers to predicated v4 accesses and ex2.approx",
   }
 }
 
+namespace {
+// `text` parsed and taken through the compile's passes for `arch`, as compile_to_device meets it.
+std::unique_ptr<tessera::ir::Module> through_passes(const std::string& text, const char* arch) {
+  auto m = tessera::ir::parse_module(text, "smem.tir");
+  tessera::transforms::run_pass_pipeline(*m, tessera::transforms::default_pipeline());
+  tessera::transforms::run_pass_pipeline(*m, tessera::transforms::target_pipeline(), tessera::transforms::pass_context(*m, arch));
+  tessera::ir::verify(*m);
+  return m;
+}
+}  // namespace
+
 TEST_CASE("shared-memory ops the lowering does not compile yet are refused, naming the op", "[backend][nvptx]") {
   // ops.def "Shared memory": the lowering compiles stages of 2-D tiles filled by async_copy (the
   // pipeline pass's form); a buffer of another rank, local_store and local_load are refused.
-  auto program = [](const std::string& buffer, const std::string& view) {
-    return R"(kernel @k(%x: ptr<f32> {divisibility = 16}) num_warps = 4 {
+  // A buffer of two dims (stages of 1-D tiles).
+  const std::string one_d_stages = R"(kernel @k(%x: ptr<f32> {divisibility = 16}) num_warps = 4 {
   %0 = arange {end = 128, start = 0} : <128xi32>
   %1 = splat %x : <128xptr<f32>>
   %2 = addptr %1, %0 : <128xptr<f32>>
   %3 = load %2 : <128xf32>
-  %4 = local_alloc : )" + buffer + R"( loc("k.cpp":7:3)
-)" + view + R"(  local_store %v, %3 loc("k.cpp":8:3)
+  %4 = local_alloc : !smem<1x128xf32> loc("k.cpp":7:3)
+  %c0 = constant {value = 0} : i32
+  %v = smem_index %4, %c0 : !smem<128xf32>
+  local_store %v, %3 loc("k.cpp":8:3)
   fence_async_shared
   %5 = local_load %v : <128xf32>
   store %2, %5
   return
 }
 )";
-  };
   // Stages of 2-D tiles, written by local_store.
   const std::string stored = R"(kernel @k(%x: ptr<f32> {divisibility = 16}) num_warps = 4 {
   %0 = arange {end = 128, start = 0} : <128xi32>
@@ -90,15 +102,6 @@ TEST_CASE("shared-memory ops the lowering does not compile yet are refused, nami
   return
 }
 )";
-  for (const char* arch : {"sm_80", "sm_90a"}) {
-    INFO("arch " << arch);
-    auto m = tessera::ir::parse_module(stored, "smem.tir");
-    tessera::transforms::run_pass_pipeline(*m, tessera::transforms::default_pipeline());
-    tessera::transforms::run_pass_pipeline(*m, tessera::transforms::target_pipeline(),
-                                           tessera::transforms::pass_context(*m, arch));
-    CHECK_THROWS_WITH(tessera::lower::compile_to_device(*m, arch),
-                      Catch::Contains("'local_store' at k.cpp:8:3: not compiled yet"));
-  }
   // A copy into a whole buffer of three dims (no stage of it taken).
   const std::string whole_copy = R"(kernel @k(%x: ptr<f32> {divisibility = 16}) num_warps = 4 {
   %0 = constant {value = 0} : <1x2x64xi32>
@@ -113,22 +116,11 @@ TEST_CASE("shared-memory ops the lowering does not compile yet are refused, nami
 )";
   for (const char* arch : {"sm_80", "sm_90a"}) {
     INFO("arch " << arch);
-    auto m = tessera::ir::parse_module(whole_copy, "smem.tir");
-    tessera::transforms::run_pass_pipeline(*m, tessera::transforms::default_pipeline());
-    tessera::transforms::run_pass_pipeline(*m, tessera::transforms::target_pipeline(),
-                                           tessera::transforms::pass_context(*m, arch));
-    CHECK_THROWS_WITH(tessera::lower::compile_to_device(*m, arch),
+    CHECK_THROWS_WITH(tessera::lower::compile_to_device(*through_passes(stored, arch), arch),
+                      Catch::Contains("'local_store' at k.cpp:8:3: not compiled yet"));
+    CHECK_THROWS_WITH(tessera::lower::compile_to_device(*through_passes(whole_copy, arch), arch),
                       Catch::Contains("async_copy at k.cpp:9:3: into !smem<1x2x64xf32>"));
-  }
-  for (const char* arch : {"sm_80", "sm_90a"}) {
-    INFO("arch " << arch);
-    auto m = tessera::ir::parse_module(program("!smem<1x128xf32>", "  %c0 = constant {value = 0} : i32\n"
-                                                                    "  %v = smem_index %4, %c0 : !smem<128xf32>\n"),
-                                       "smem.tir");
-    tessera::transforms::run_pass_pipeline(*m, tessera::transforms::default_pipeline());
-    tessera::transforms::run_pass_pipeline(*m, tessera::transforms::target_pipeline(),
-                                           tessera::transforms::pass_context(*m, arch));
-    tessera::ir::verify(*m);
+    auto m = through_passes(one_d_stages, arch);
     CHECK_THROWS_AS(tessera::lower::compile_to_device(*m, arch), tessera::ProgramError);
     CHECK_THROWS_WITH(tessera::lower::compile_to_device(*m, arch),
                       Catch::Contains("'local_alloc' at k.cpp:7:3: a shared buffer of 2 dim(s) (!smem<1x128xf32>) is not compiled yet"));
