@@ -273,6 +273,7 @@ class LoopPipeliner {
     }
     ir::Block scratch;
     Value* bound = nullptr;
+    Value* count = nullptr;  // the body's iteration count, the stage the dot reads
     {
       ir::Builder b(&scratch);
       b.set_loc(loads[0]->loc);
@@ -293,17 +294,17 @@ class LoopPipeliner {
       Value* iv = body_.args[0].get();
       const ir::Type u = ir::Type::scalar(ir::dtype_bytes(iv->type.dtype) >= 8 ? ir::DType::U64 : ir::DType::U32);
       Value* from_lb = b.create1(OpKind::Sub, {iv, loop_.operands[0]}, iv->type);
-      Value* count = b.create1(OpKind::Div, {b.create1(OpKind::Cast, {from_lb}, u), b.create1(OpKind::Cast, {loop_.operands[2]}, u)}, u);
-      iteration_ = b.create1(OpKind::Cast, {count}, i32);
+      Value* quotient = b.create1(OpKind::Div, {b.create1(OpKind::Cast, {from_lb}, u), b.create1(OpKind::Cast, {loop_.operands[2]}, u)}, u);
+      count = b.create1(OpKind::Cast, {quotient}, i32);
       b.create(OpKind::AsyncWait, {}, {}, {{"pending", std::int64_t{2 * (depth - 1)}}});
       b.create(OpKind::DebugBarrier, {}, {});
-      for (int l = 0; l < 2; ++l) dot.operands[static_cast<std::size_t>(l)] = b.create1(OpKind::SmemIndex, {rings[l], iteration_}, view_type(*loads[l]));
+      for (int l = 0; l < 2; ++l) dot.operands[static_cast<std::size_t>(l)] = b.create1(OpKind::SmemIndex, {rings[l], count}, view_type(*loads[l]));
       splice(scratch, body_, position_of(body_, &dot));
     }
     {
       ir::Builder b(&scratch);
       b.set_loc(loads[0]->loc);
-      Value* slot = b.create1(OpKind::Add, {iteration_, b.int_constant(ir::DType::I32, depth)}, i32);
+      Value* slot = b.create1(OpKind::Add, {count, b.int_constant(ir::DType::I32, depth)}, i32);
       auto [at, in_range] = iteration(b, body_.args[0].get(), depth, bound);
       for (int l = 0; l < 2; ++l) clone_copy(scratch, *loads[l], at, in_range, rings[l], slot);
       splice(scratch, body_, position_of(body_, body_.terminator()));
@@ -322,7 +323,6 @@ class LoopPipeliner {
   Op& loop_;
   ir::Block& body_;
   int stages_;
-  Value* iteration_ = nullptr;  // pipeline_async: the body's iteration count
   std::unordered_map<const Op*, std::vector<const Op*>> slices_;
 };
 
