@@ -3,7 +3,8 @@
 // median of the repetitions). Each case is checked once before it is timed: 256 sampled elements
 // of C against a double-precision host dot product, |got - want| <= 2e-2 * (1 + |want|) / (bf16,
 // f16 outputs round to 8 / 11 bits, tf32 operands to 11; int8 sums are exact). Prints one line per (shape, config) and exits 3 when a check
-// failed. tests/bench/matmul_ref.py is Triton's and cuBLAS's side.
+// failed. Last, the fused epilogue (bias + GELU, cast to bf16) at bf16 8192^3. tests/bench/matmul_ref.py
+// is Triton's, cuBLAS's and torch.compile's side.
 //   tessera_bench_matmul            TFLOP/s per shape and configuration
 //   tessera_bench_matmul compile    cold compile and autotuning times (fresh TESSERA_CACHE_DIR)
 //   tessera_bench_matmul one DTYPE M N K BM BN BK WARPS STAGES [LAYOUT]
@@ -20,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <span>
 #include <string>
@@ -80,6 +82,57 @@ std::vector<T> random_operand(std::size_t count, std::mt19937& rng) {
   return v;
 }
 
+std::string config_name(const ex::MatmulConfig& cfg) {
+  return std::to_string(cfg.block_m) + "x" + std::to_string(cfg.block_n) + "x" + std::to_string(cfg.block_k) + "/w" +
+         std::to_string(cfg.num_warps) + "/s" + std::to_string(cfg.num_stages);
+}
+
+// 256 sampled elements (i, j) of an m x n output: got(i, j) against want(i, j), within `relative`
+// * (1 + |want|) (0: exact). Prints the first three failures; returns how many failed.
+template <class Got, class Want>
+int sampled_check(const std::string& label, std::int64_t m, std::int64_t n, double relative, Got got, Want want) {
+  int bad = 0;
+  std::mt19937 pick(5);
+  for (int t = 0; t < 256; ++t) {
+    const std::int64_t i = static_cast<std::int64_t>(pick() % static_cast<std::uint32_t>(m));
+    const std::int64_t j = static_cast<std::int64_t>(pick() % static_cast<std::uint32_t>(n));
+    const double g = got(i, j), w = want(i, j);
+    if (!(std::abs(g - w) <= relative * (1 + std::abs(w))) && bad++ < 3)
+      std::fprintf(stderr, "CHECK FAILED %s: C[%lld,%lld] = %g, want %g\n", label.c_str(), static_cast<long long>(i),
+                   static_cast<long long>(j), g, w);
+  }
+  return bad;
+}
+
+// Times each configuration and prints its TFLOP/s, then the best that passed its check.
+// run_once(cfg, label) launches once on poisoned output, checks it and returns {launch, failures}.
+template <class RunOnce>
+void time_configs(tessera::cuda::CudaDriver& drv, const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k,
+                  const std::vector<ex::MatmulConfig>& configs, RunOnce run_once) {
+  double best = 0;
+  std::string best_cfg;
+  for (const auto& cfg : configs) {
+    const std::string cfg_name = config_name(cfg);
+    try {
+      auto [launch, bad] = run_once(cfg, name + " " + cfg_name);
+      for (int i = 0; i < 3; ++i) launch();
+      const double ms = time_ms(drv, launch, 20);
+      const double tflops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (ms * 1e-3) / 1e12;
+      std::printf("tessera %-26s %-14s %8.1f TFLOP/s  check %s\n", name.c_str(), cfg_name.c_str(), tflops, bad ? "FAILED" : "ok");
+      std::fflush(stdout);
+      if (bad) ++g_failed;
+      else if (tflops > best) best = tflops, best_cfg = cfg_name;
+    } catch (const ts::Error& e) {
+      std::printf("tessera %-26s %-14s could not run: %s\n", name.c_str(), cfg_name.c_str(), e.what());
+    }
+  }
+  std::printf("BEST tessera %s %.1f TFLOP/s (%s)\n", name.c_str(), best, best_cfg.c_str());
+}
+
+std::string shape_label(const char* what, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return std::string(what) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
 template <class T>
 void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t m, std::int64_t n, std::int64_t k,
                  const std::vector<ex::MatmulConfig>& configs = kConfigs, const std::string& layout = "nn") {
@@ -92,55 +145,62 @@ void bench_shape(tessera::cuda::CudaDriver& drv, const char* dtype, std::int64_t
   ts::Buffer<Out> c(static_cast<std::size_t>(m * n));
   static auto matmul = ex::make_matmul<T, Out>("matmul");
   const ex::MatmulShape s = shape_of(m, n, k, layout);
+  const std::string name = shape_label(dtype, m, n, k) + (layout == "nn" ? "" : " " + layout);
+  time_configs(drv, name, m, n, k, configs, [&](const ex::MatmulConfig& cfg, const std::string& label) {
+    auto launch = [&, cfg] {
+      std::apply([&](auto... sc) { matmul[ex::matmul_options(s, cfg)](a, b, c, sc...); }, ex::matmul_scalars(s));
+    };
+    drv.memset_d8(reinterpret_cast<tessera::cuda::CUdeviceptr>(c.data()), 0xff, c.size() * sizeof(Out));  // NaN poison
+    launch();
+    drv.context_synchronize();
+    const auto got = c.to_host();
+    auto want = [&](std::int64_t i, std::int64_t j) {
+      double sum = 0;
+      for (std::int64_t p = 0; p < k; ++p)
+        sum += static_cast<double>(static_cast<float>(ha[i * s.stride_am + p * s.stride_ak])) *
+               static_cast<double>(static_cast<float>(hb[p * s.stride_bk + j * s.stride_bn]));
+      return sum;
+    };
+    auto got_at = [&](std::int64_t i, std::int64_t j) {
+      if constexpr (std::is_integral_v<Out>) return static_cast<double>(got[i * n + j]);
+      else return static_cast<double>(static_cast<float>(got[i * n + j]));
+    };
+    const double relative = std::is_integral_v<Out> ? 0.0 : 2e-2;  // int sums are exact
+    return std::make_pair(std::function<void()>(launch), sampled_check(label, m, n, relative, got_at, want));
+  });
+}
 
-  double best = 0;
-  std::string best_cfg;
-  for (const auto& cfg : configs) {
-    const std::string name = std::string(dtype) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
-                             (layout == "nn" ? "" : " " + layout);
-    const std::string cfg_name = std::to_string(cfg.block_m) + "x" + std::to_string(cfg.block_n) + "x" +
-                                 std::to_string(cfg.block_k) + "/w" + std::to_string(cfg.num_warps) + "/s" +
-                                 std::to_string(cfg.num_stages);
-    try {
-      auto launch = [&] {
-        std::apply([&](auto... sc) { matmul[ex::matmul_options(s, cfg)](a, b, c, sc...); }, ex::matmul_scalars(s));
-      };
-      drv.memset_d8(reinterpret_cast<tessera::cuda::CUdeviceptr>(c.data()), 0xff, c.size() * sizeof(Out));  // NaN poison
-      launch();
-      drv.context_synchronize();
-      const auto got = c.to_host();
-      int bad = 0;
-      std::mt19937 pick(5);
-      for (int t = 0; t < 256; ++t) {
-        const std::int64_t i = static_cast<std::int64_t>(pick() % static_cast<std::uint32_t>(m));
-        const std::int64_t j = static_cast<std::int64_t>(pick() % static_cast<std::uint32_t>(n));
-        double want = 0;
-        for (std::int64_t p = 0; p < k; ++p)
-          want += static_cast<double>(static_cast<float>(ha[i * s.stride_am + p * s.stride_ak])) *
-                  static_cast<double>(static_cast<float>(hb[p * s.stride_bk + j * s.stride_bn]));
-        double g = 0;
-        if constexpr (std::is_integral_v<Out>) g = static_cast<double>(got[i * n + j]);
-        else g = static_cast<double>(static_cast<float>(got[i * n + j]));
-        const double allowed = std::is_integral_v<Out> ? 0.0 : 2e-2 * (1 + std::abs(want));  // int sums are exact
-        if (!(std::abs(g - want) <= allowed)) {
-          if (bad++ < 3) std::fprintf(stderr, "CHECK FAILED %s %s: C[%lld,%lld] = %g, want %g\n", name.c_str(), cfg_name.c_str(),
-                                      static_cast<long long>(i), static_cast<long long>(j), g, want);
-        }
-      }
-      for (int i = 0; i < 3; ++i) launch();
-      const double ms = time_ms(drv, launch, 20);
-      const double tflops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (ms * 1e-3) / 1e12;
-      std::printf("tessera %-26s %-14s %8.1f TFLOP/s  check %s\n", name.c_str(), cfg_name.c_str(), tflops, bad ? "FAILED" : "ok");
-      std::fflush(stdout);
-      if (bad) ++g_failed;
-      else if (tflops > best) best = tflops, best_cfg = cfg_name;
-    } catch (const ts::Error& e) {
-      std::printf("tessera %-26s %-14s could not run: %s\n", name.c_str(), cfg_name.c_str(), e.what());
-    }
-  }
-  std::printf("BEST tessera %s %lldx%lldx%lld%s %.1f TFLOP/s (%s)\n", dtype, static_cast<long long>(m),
-              static_cast<long long>(n), static_cast<long long>(k), layout == "nn" ? "" : (" " + layout).c_str(), best,
-              best_cfg.c_str());
+// The fused epilogue of examples/matmul_kernels.hpp: C = bf16(GELU(A·B + bias)), bf16 operands, f32
+// bias, GELU with erf as torch's default. tests/bench/matmul_ref.py times the same product in
+// Triton (the tutorial kernel with this epilogue), eager torch and torch.compile.
+void bench_bias_gelu(tessera::cuda::CudaDriver& drv, std::int64_t m, std::int64_t n, std::int64_t k) {
+  std::mt19937 rng(11);
+  const auto ha = random_operand<ts::bfloat16>(static_cast<std::size_t>(m * k), rng);
+  const auto hb = random_operand<ts::bfloat16>(static_cast<std::size_t>(k * n), rng);
+  const auto hbias = random_operand<float>(static_cast<std::size_t>(n), rng);
+  auto a = ts::Buffer<ts::bfloat16>::from_host(ha), b = ts::Buffer<ts::bfloat16>::from_host(hb);
+  auto bias = ts::Buffer<float>::from_host(hbias);
+  ts::Buffer<ts::bfloat16> c(static_cast<std::size_t>(m * n));
+  static auto kernel = ex::make_matmul_bias_gelu<ts::bfloat16>();
+  const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
+  time_configs(drv, shape_label("bias_gelu bf16", m, n, k), m, n, k, kConfigs,
+               [&](const ex::MatmulConfig& cfg, const std::string& label) {
+    auto launch = [&, cfg] {
+      std::apply([&](auto... sc) { kernel[ex::matmul_options(s, cfg)](a, b, bias, c, sc...); }, ex::matmul_scalars(s));
+    };
+    drv.memset_d8(reinterpret_cast<tessera::cuda::CUdeviceptr>(c.data()), 0xff, c.size() * sizeof(ts::bfloat16));
+    launch();
+    drv.context_synchronize();
+    const auto got = c.to_host();
+    auto want = [&](std::int64_t i, std::int64_t j) {
+      double x = hbias[j];
+      for (std::int64_t p = 0; p < k; ++p)
+        x += static_cast<double>(static_cast<float>(ha[i * k + p])) * static_cast<double>(static_cast<float>(hb[p * n + j]));
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    };
+    auto got_at = [&](std::int64_t i, std::int64_t j) { return static_cast<double>(static_cast<float>(got[i * n + j])); };
+    return std::make_pair(std::function<void()>(launch), sampled_check(label, m, n, 2e-2, got_at, want));
+  });
 }
 
 // Cold compile of the bf16 matmul (its first call with an empty disk cache, after the context
@@ -266,6 +326,7 @@ int main(int argc, char** argv) {
     bench_shape<ts::bfloat16>(drv, "bf16", 4096, 4096, 4096, kConfigs, "nt");
     bench_shape<float>(drv, "tf32", 4096, 4096, 4096);
     bench_shape<std::int8_t>(drv, "int8", 8192, 8192, 8192);
+    bench_bias_gelu(drv, 8192, 8192, 8192);
   } catch (const ts::Error& e) {
     std::fprintf(stderr, "bench_matmul: %s\n", e.what());
     return 1;

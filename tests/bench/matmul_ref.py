@@ -2,7 +2,8 @@
 TFLOP/s, timed with triton.testing.do_bench (median). Triton's kernel is the classic grouped-order
 matmul of its tutorial 03 (the algorithm tessera's example runs), with an autotuned choice over the
 usual configs and, separately, num_stages=1. `matmul_ref.py one DTYPE M N K BM BN BK WARPS STAGES` runs one
-shape and configuration (for a profiler), `matmul_ref.py DTYPE` one dtype's shapes. DTYPE: bf16, fp16, tf32 (f32 tensors, tl.dot's default
+shape and configuration (for a profiler), `matmul_ref.py DTYPE` one dtype's shapes, `matmul_ref.py bias_gelu` the fused epilogue alone
+(bf16 8192^3 against eager torch and torch.compile too). DTYPE: bf16, fp16, tf32 (f32 tensors, tl.dot's default
 input_precision; cuBLAS with allow_tf32) or int8 (i32 accumulator and output; cuBLAS through
 torch._int_mm; TOP/s). Each kernel's output is checked against torch before it is timed."""
 import sys
@@ -39,6 +40,37 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
              mask=(om[:, None] < M) & (on[None, :] < N))
 
 
+@triton.jit
+def matmul_bias_gelu_kernel(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                            stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                            GROUP_M: tl.constexpr):
+    """matmul_kernel's product with tessera's fused epilogue (examples/matmul_kernels.hpp
+    make_matmul_bias_gelu): C = bf16(GELU(A.B + bias)), f32 bias, GELU with erf."""
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    in_group = GROUP_M * num_pid_n
+    first_m = (pid // in_group) * GROUP_M
+    size_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + ((pid % in_group) % size_m)
+    pid_n = (pid % in_group) // size_m
+    rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + rk
+        a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak, mask=ks[None, :] < K, other=0)
+        b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn, mask=ks[:, None] < K, other=0)
+        acc = tl.dot(a, b, acc)
+    om = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    on = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    x = acc + tl.load(bias_ptr + on, mask=on < N, other=0.0)[None, :]
+    y = 0.5 * x * (1.0 + tl.math.erf(x * 0.70710678118654752))
+    tl.store(c_ptr + om[:, None] * stride_cm + on[None, :] * stride_cn, y.to(tl.bfloat16),
+             mask=(om[:, None] < M) & (on[None, :] < N))
+
+
 CONFIGS = [  # (BM, BN, BK, warps, stages): Triton tutorial's CUDA configs
     (128, 256, 64, 8, 3), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
     (64, 128, 32, 4, 4), (128, 128, 64, 8, 3), (128, 128, 32, 8, 1), (128, 128, 64, 8, 1), (64, 128, 32, 4, 1),
@@ -53,6 +85,52 @@ def run(a, b, c, cfg):
     matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
                         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, ACC_INT=a.dtype == torch.int8,
                         num_warps=w, num_stages=s)
+
+
+def bias_gelu(M, N, K):
+    """bf16 C = GELU(A.B + bias) at M x N x K: eager torch (cuBLAS, then the epilogue), torch.compile
+    of the same expression (default mode: cuBLAS and one fused pointwise kernel), and Triton's
+    matmul_bias_gelu_kernel over CONFIGS; tessera_bench_matmul's last case is tessera's side.
+    Returns the number of failed checks."""
+    torch.manual_seed(0)
+    a = torch.rand(M, K, device="cuda", dtype=torch.bfloat16) * 2 - 1
+    b = torch.rand(K, N, device="cuda", dtype=torch.bfloat16) * 2 - 1
+    bias = torch.rand(N, device="cuda", dtype=torch.float32) * 2 - 1
+    torch.backends.cuda.matmul.allow_tf32 = False  # the f32 reference stays f32
+
+    def eager(a, b, bias):
+        return torch.nn.functional.gelu(torch.matmul(a, b).float() + bias).to(torch.bfloat16)
+
+    compiled = torch.compile(eager)
+    ref = (torch.nn.functional.gelu(torch.matmul(a.float(), b.float()) + bias)).to(torch.bfloat16)
+    flops = 2.0 * M * N * K
+    name = f"bias_gelu bf16 {M}x{N}x{K}"
+    failed = 0
+    for label, fn in (("eager", eager), ("torch.compile", compiled)):
+        ok = torch.allclose(fn(a, b, bias).float(), ref.float(), rtol=2e-2, atol=5e-1)
+        ms = triton.testing.do_bench(lambda: fn(a, b, bias), warmup=25, rep=200, return_mode="median")
+        print(f"{label:13s} {name} {flops / ms / 1e9:8.1f} TFLOP/s check {'ok' if ok else 'FAILED'}", flush=True)
+        failed += not ok
+    best = 0.0
+    for cfg in CONFIGS:
+        bm, bn, bk, w, s = cfg
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+
+        def run():
+            matmul_bias_gelu_kernel[grid](a, b, bias, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                          c.stride(0), c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
+                                          num_warps=w, num_stages=s)
+        run()
+        ok = torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=5e-1)
+        ms = triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")
+        t = flops / ms / 1e9
+        print(f"triton  {name} {str(cfg):24s} {t:8.1f} TFLOP/s check {'ok' if ok else 'FAILED'}", flush=True)
+        if ok:
+            best = max(best, t)
+        failed += not ok
+    print(f"BEST triton {name} {best:.1f} TFLOP/s", flush=True)
+    return failed
 
 
 def main():
@@ -115,6 +193,8 @@ def main():
             if cfg[4] == 1:
                 best_s1 = max(best_s1, t)
         print(f"BEST triton {dt} {M}x{N}x{K}{'' if layout == 'nn' else ' ' + layout} {best:.1f} TFLOP/s; with num_stages=1 {best_s1:.1f}", flush=True)
+    if len(sys.argv) == 1 or sys.argv[1] == "bias_gelu":
+        failed += bias_gelu(8192, 8192, 8192)
     return 3 if failed else 0
 
 
