@@ -74,9 +74,13 @@ llvm::Value* coordinate(llvm::IRBuilder<>& pb, llvm::Value* id, const std::vecto
 }  // namespace
 
 llvm::Value* KernelLowering::warp_id() {
-  if (!warp_id_) {
-    llvm::IRBuilder<> pb(fn_->getEntryBlock().getTerminator());
+  if (!warp_id_) {  // from this epoch's thread id, where it dominates what follows (start_index_epoch)
+    llvm::IRBuilder<> pb(ctx_);
+    position_for_indices(pb);
     warp_id_ = target_.shuffle_idx(pb, pb.CreateUDiv(tid_, pb.getInt32(target_.warp_size())), pb.getInt32(0));
+    // Index arithmetic placed after the head from now on may use it (placed right after the
+    // thread id, it would precede the warp id's definition).
+    if (auto* inst = llvm::dyn_cast<llvm::Instruction>(warp_id_); inst && epoch_head_) epoch_head_ = inst;
   }
   return warp_id_;
 }

@@ -167,14 +167,15 @@ const std::vector<llvm::Value*>& KernelLowering::thread_base(const ir::Type& t) 
 }
 
 void KernelLowering::position_for_indices(llvm::IRBuilder<>& pb) const {
-  if (!epoch_tid_) return pb.SetInsertPoint(fn_->getEntryBlock().getTerminator());  // before the prologue's branch
-  pb.SetInsertPoint(epoch_tid_->getParent(), std::next(epoch_tid_->getIterator()));
+  if (!epoch_head_) return pb.SetInsertPoint(fn_->getEntryBlock().getTerminator());  // before the prologue's branch
+  pb.SetInsertPoint(epoch_head_->getParent(), std::next(epoch_head_->getIterator()));
 }
 
 void KernelLowering::start_index_epoch() {
   tid_ = target_.thread_id_unshared(b_);
-  epoch_tid_ = llvm::dyn_cast<llvm::Instruction>(tid_);
+  epoch_head_ = llvm::dyn_cast<llvm::Instruction>(tid_);
   bases_.clear();
+  warp_id_ = nullptr;
 }
 
 const Elems& KernelLowering::get(const ir::Value* v) const {

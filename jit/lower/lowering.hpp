@@ -225,8 +225,9 @@ class KernelLowering {
   std::map<std::string, std::vector<llvm::Value*>> bases_;  // thread_base per layout, this epoch
   llvm::Value* tid_ = nullptr;
   // Per-thread index arithmetic (thread bases, lane coordinates) goes to the prologue, or after
-  // `epoch_tid_`, this epoch's thread-id read (start_index_epoch).
-  llvm::Instruction* epoch_tid_ = nullptr;
+  // `epoch_head_`: this epoch's thread-id read (start_index_epoch), or its warp id read once
+  // warp_id() made one, so that what goes right after the head may use both.
+  llvm::Instruction* epoch_head_ = nullptr;
   void position_for_indices(llvm::IRBuilder<>& pb) const;
   // After a top-level loop that holds a dot: index arithmetic from here on starts from a new
   // thread-id read, so that the epilogue's addresses are not the prologue's values kept live
@@ -234,7 +235,7 @@ class KernelLowering {
   // the prologue's copies is the C row 32 + r of the epilogue). Measured: 198 -> 168 registers for
   // the 4-warp 128 x 128 x 32 matmul (ptxas -v).
   void start_index_epoch();
-  llvm::Value* warp_id_ = nullptr;
+  llvm::Value* warp_id_ = nullptr;  // this epoch's (warp_id)
   int num_threads_ = 0;
   int shared_bytes_ = 0;
 };

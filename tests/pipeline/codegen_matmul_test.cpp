@@ -109,3 +109,36 @@ TEST_CASE("matmul f16 compiles to mma.sync (sm_80) and wgmma (sm_90a) that ptxas
 TEST_CASE("matmul bf16 compiles to mma.sync (sm_80) and wgmma (sm_90a) that ptxas accepts without spills", "[pipeline][codegen][nvptx][dot]") {
   check_matmul_ptx<ts::bfloat16>("bf16");
 }
+
+// Code after a top-level loop with a dot computes thread indices from a new thread-id read (an
+// "index epoch", lowering.hpp). The warp id was made lazily before the loop from the current
+// epoch's thread id, which the loop's exit dominates and the kernel's start does not: a kernel
+// whose first use of the warp id came after such a loop (here the column sums across the warps of
+// an fma dot's accumulator, which uses no warp id itself) was invalid LLVM IR. Found by the random
+// programs (seeds 1318 and 1507 of tests/random, once they drew dots).
+TEST_CASE("a reduction across warps after a dot loop compiles: the warp id of the epilogue's index epoch", "[pipeline][codegen][nvptx][dot]") {
+  const std::string ptxas = ptxas_or_skip();
+  auto k = ts::kernel("dot_then_column_sums", [](ts::Ptr<float> a, ts::Ptr<float> b, ts::Ptr<float> out) {
+    auto rows = ts::arange(0, 32), cols = ts::arange(0, 32), ks = ts::arange(0, 16);
+    auto acc = ts::zeros<float>({32, 32});
+    ts::for_range(0, 64, 16, [&](ts::Int k0) {
+      auto at = ts::load(a + rows.col() * 64 + (k0 + ks).row());
+      auto bt = ts::load(b + (k0 + ks).col() * 32 + cols.row());
+      acc = ts::dot(at, bt, acc, ts::InputPrecision::ieee);
+    });
+    ts::store(out + cols, ts::sum(acc, 0));
+  });
+  std::vector<float> a(32 * 64), b(64 * 32), out(32);
+  auto args = decltype(k)::arg_values(a, b, out);
+  const std::vector<ts::ArgValue> argv(args.begin(), args.end());
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    INFO(arch);
+    const std::string ptx = ts::detail::compile_only(k.def(), {.grid = {1}, .num_warps = 4}, argv, arch).assembly;
+    CHECK(ptx.find("shfl.sync.idx") != std::string::npos);  // the warp id, read after the loop
+    if (ptxas.empty()) continue;
+    ScratchFile file(ptx, ".ptx");
+    const auto r = run_command(ptxas + " -arch=" + std::string(arch) + " " + file.path() + " -o /dev/null");
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+  }
+}

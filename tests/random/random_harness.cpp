@@ -252,6 +252,10 @@ std::map<std::string, std::int64_t> count_constructs(const ir::Module& m) {
           if (o.has_attr("reverse") && o.int_attr("reverse") != 0) ++c["scan:reverse"];
           break;
         }
+        case ir::OpKind::Dot:
+          ++c[fmt::format("dot:{}", ir::dtype_name(o.operands[0]->type.dtype))];
+          if (in_loop && m.num_stages > 1) ++c["dot:pipelined"];
+          break;
         case ir::OpKind::Load:
           if (o.operands.size() >= 2) ++c["load:masked"];
           if (o.operands.size() == 3) ++c["load:other"];
@@ -309,7 +313,8 @@ std::vector<std::string> required_constructs(Mode mode) {
       "addptr:i64", "for:carried", "for:load", "for:store", "for:dynamic_bound", "for:negative_step", "if:results", "if:constant",
       "region:nested", "cast:float_to_int", "cast:int_to_float", "cast:float_to_float", "cast:int_to_int",
       "dtype:f32", "dtype:f16", "dtype:bf16", "dtype:f64", "dtype:i32", "dtype:i64", "dtype:i8", "dtype:i16",
-      "dtype:u8", "dtype:u16", "dtype:u32", "dtype:u64", "dtype:i1", "tile:2d", "tile:3d"};
+      "dtype:u8", "dtype:u16", "dtype:u32", "dtype:u64", "dtype:i1", "tile:2d", "tile:3d",
+      "op:dot", "dot:f16", "dot:bf16", "dot:f32", "dot:i8", "dot:pipelined"};
   if (mode == Mode::Wide)
     r.insert(r.end(), {"reduce:mul", "scan:mul", "op:atomic_cas", "fold:binary", "fold:compare", "fold:unary"});
   return r;

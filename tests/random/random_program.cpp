@@ -283,8 +283,8 @@ class Generator {
     b_.set_loc(loc());
     b_.create(OpKind::Return, {}, {});
     facts();
-    p_.summary = fmt::format("{} mode, {}, grid {}x{}, num_warps {}, {} args, {} buffers", mode_name(p_.mode),
-                             domain_text_, p_.grid[0], p_.grid[1], m_->num_warps, p_.args.size(), p_.buffers.size());
+    p_.summary = fmt::format("{} mode, {}, grid {}x{}, num_warps {}, num_stages {}, {} args, {} buffers", mode_name(p_.mode),
+                             domain_text_, p_.grid[0], p_.grid[1], m_->num_warps, m_->num_stages, p_.args.size(), p_.buffers.size());
   }
 
  private:
@@ -742,7 +742,7 @@ class Generator {
   void action() {
     const double region = depth_ < 2 ? 1.0 : 0.0;
     switch (rng_.weighted({10, 5, 6, 3, 4, 3, 4, 2 * region, 1.5 * region, 2, 2, 2, gpu_ ? 0.0 : 1.0, 1, gpu_ ? 0.5 : 1.5,
-                           gpu_ ? 0.0 : 2.0})) {
+                           gpu_ ? 0.0 : 2.0, 1.2 * region})) {
       case 0: return act_binary();
       case 1: return act_compare_select();
       case 2: return act_unary();
@@ -758,7 +758,8 @@ class Generator {
       case 12: return act_reload();
       case 13: return act_atomic();
       case 14: return act_constant();
-      default: return act_fold();
+      case 15: return act_fold();
+      default: return act_dot_loop();
     }
   }
 
@@ -1284,6 +1285,103 @@ class Generator {
       b_.create(OpKind::Yield, yields, {});
     });
     for (std::size_t i = 0; i < types.size(); ++i) push(Val{op->result(static_cast<int>(i)), result_info[i]});
+  }
+
+  // A matmul loop as the DSL traces tl.dot's tutorial: acc (M x N) += A[rows, k0:k0+BK] . B[k0:k0+BK,
+  // cols] for k0 in [0, K) step BK, with A (program-major rows: program P reads rows P*M.., the
+  // last rows maybe masked off) and B (shared by all programs) new input buffers, each row- or
+  // column-major, K not always a multiple of BK (the edge masked, `other` 0). Operands f16, bf16,
+  // f32 (input_precision tf32, tf32x3 or ieee) or i8. The first such loop sets the module's
+  // num_stages (1 to 5), so the pipeline pass turns its loads into shared-memory rings. In Gpu
+  // mode the inputs are small multiples of 1/4 (or small integers) and K is short, so every
+  // partial sum is exact and any order of summation (the tensor cores') gives the same bits.
+  void act_dot_loop() {
+    const DType in = rng_.pick({DType::F16, DType::BF16, DType::F16, DType::BF16, DType::F32, DType::I8});
+    const DType acc_t = in == DType::I8 ? DType::I32 : DType::F32;
+    std::int64_t M, N;
+    if (shape_.size() == 2 && shape_[0] >= 16 && shape_[1] >= 16 && rng_.chance(0.6)) {
+      M = shape_[0], N = shape_[1];  // the domain's tile: the product mixes with its values
+    } else {
+      do {
+        M = rng_.pick<std::int64_t>({16, 32, 64});
+        N = rng_.pick<std::int64_t>({16, 32, 64});
+      } while (M * N > max_elements_);
+    }
+    std::int64_t BK = rng_.pick<std::int64_t>({16, 32, 64});
+    while (BK > 16 && (M * BK > max_elements_ || BK * N > max_elements_)) BK /= 2;
+    if (M * N > max_elements_ || M * BK > max_elements_ || BK * N > max_elements_) return;
+    const int trips = rng_.weighted({0.3, 2, 2, 1.5, 1});
+    const std::int64_t K = std::max<std::int64_t>(1, trips * BK - (rng_.chance(0.5) ? rng_.uniform(1, static_cast<int>(BK) - 1) : 0));
+    const std::int64_t R = total_programs() * M - (rng_.chance(0.3) ? rng_.uniform(1, static_cast<int>(M) - 1) : 0);
+    if (m_->num_stages == 1) m_->num_stages = rng_.pick({1, 2, 3, 3, 4, 5});
+
+    // Inputs: A is R x K, B is K x N; each row-major (stride of a row: an argument or a constant)
+    // or column-major.
+    auto operand_buffer = [&](std::int64_t rows, std::int64_t cols, const std::string& name) {
+      BufferSpec spec;
+      spec.dtype = in;
+      spec.elements = rows * cols;
+      spec.bound = in == DType::I8 ? 50 : 4;
+      spec.quantum = in == DType::I8 ? 0 : 2;
+      return std::make_pair(add_buffer_arg(spec, name + std::to_string(p_.buffers.size())), spec);
+    };
+    auto strides = [&](std::int64_t rows, std::int64_t cols) {  // {row stride, column stride}
+      const bool col_major = rng_.chance(0.35);
+      const std::int64_t s = col_major ? rows : cols;
+      Val stride = rng_.chance(0.4) ? add_int_arg(s, "ld" + std::to_string(p_.args.size())) : iconst(DType::I32, s);
+      return col_major ? std::make_pair(iconst(DType::I32, 1), stride) : std::make_pair(stride, iconst(DType::I32, 1));
+    };
+    auto [a_ptr, a_spec] = operand_buffer(R, K, "a");
+    auto [b_ptr, b_spec] = operand_buffer(K, N, "b");
+    const auto [a_sr, a_sc] = strides(R, K);
+    const auto [b_sr, b_sc] = strides(K, N);
+    Val k_bound = rng_.chance(0.4) ? add_int_arg(K, "k" + std::to_string(p_.args.size())) : iconst(DType::I32, K);
+    Val rows = binary(OpKind::Add, splat(binary(OpKind::Mul, program_, iconst(DType::I32, M)), {M}), arange(M));
+    Val row_mask = compare(OpKind::CmpLt, rows, iconst(DType::I32, R, {M}));
+    Val cols = arange(N);
+    Val acc0 = acc_t == DType::I32 ? iconst(acc_t, 0, {M, N}) : fconst(acc_t, 0.0, {M, N});
+
+    Val lbv = iconst(DType::I32, 0), stv = iconst(DType::I32, BK);
+    Val ubv = rng_.chance(0.4) ? k_bound : iconst(DType::I32, K);
+    b_.set_loc(loc());
+    ir::Op* op = b_.create(OpKind::For, {lbv.v, ubv.v, stv.v, acc0.v}, {acc0.type()}, {}, 1);
+    ir::Block* body = op->regions[0]->block.get();
+    Value* iv = body->add_arg(Type::scalar(DType::I32));
+    Value* acc = body->add_arg(acc0.type());
+    Info result;
+    in_region(body, [&] {
+      Val ks = binary(OpKind::Add, splat(Val{iv, Info{static_cast<double>(K + BK), 0, true, 0}}, {BK}), arange(BK));
+      Val k_mask = compare(OpKind::CmpLt, ks, splat(k_bound, {BK}));
+      // x[r, c] of a tile of `shape` at rows r (a column) and columns c (a row), strides (sr, sc).
+      auto load_operand = [&](const Val& ptr, const BufferSpec& spec, const Val& r, const Val& c, const Val& sr,
+                              const Val& sc, const Val& rmask, const Val& cmask, bool masked) {
+        const Shape shape{r.shape()[0], c.shape()[0]};
+        Val r2 = broadcast(expand_dims(r, 1), shape), c2 = broadcast(expand_dims(c, 0), shape);
+        Val offs = binary(OpKind::Add, binary(OpKind::Mul, r2, splat(sr, shape)), binary(OpKind::Mul, c2, splat(sc, shape)));
+        Val ptrs = emit(OpKind::AddPtr, {splat(ptr, shape), offs}, Type::pointer(spec.dtype).with_shape(shape), Info{});
+        Info info = gpu_ ? Info{spec.bound, spec.quantum, true, 0} : Info{kInf, -1, true, 0};
+        if (!masked) return emit(OpKind::Load, {ptrs}, tile_type(spec.dtype, shape), info);
+        Val mask = binary(OpKind::And, broadcast(expand_dims(rmask, 1), shape), broadcast(expand_dims(cmask, 0), shape));
+        return emit(OpKind::Load, {ptrs, mask, in == DType::I8 ? iconst(in, 0, shape) : fconst(in, 0.0, shape)},
+                    tile_type(spec.dtype, shape), info);
+      };
+      const bool k_edge = K % BK != 0 || rng_.chance(0.5);
+      Val true_n = compare(OpKind::CmpGe, cols, iconst(DType::I32, 0, {N}));
+      Val a = load_operand(a_ptr, a_spec, rows, ks, a_sr, a_sc, row_mask, k_mask, k_edge || R % M != 0);
+      Val b = load_operand(b_ptr, b_spec, ks, cols, b_sr, b_sc, k_mask, true_n, k_edge);
+      std::map<std::string, ir::Attr> attrs;
+      if (in == DType::F32) attrs["input_precision"] = std::string(rng_.pick({"tf32", "tf32", "tf32x3", "ieee"}));
+      // Exact: products of multiples of 2^-q below bound, summed K times from 0, fit the mantissa.
+      const Info& ai = a.info;
+      result.bound = static_cast<double>(K) * ai.bound * b.info.bound;
+      result.quantum = ai.quantum >= 0 && b.info.quantum >= 0 ? ai.quantum + b.info.quantum : -1;
+      result.det = !gpu_ || (result.quantum >= 0 && fits_exactly(acc_t, result.bound, result.quantum));
+      result.err = result.det ? 0 : kInf;
+      Val next = emit(OpKind::Dot, {a, b, Val{acc, Info{}}}, acc0.type(), result, attrs);
+      b_.set_loc(loc());
+      b_.create(OpKind::Yield, {next.v}, {});
+    });
+    push(Val{op->result(0), normalized(acc_t, result)});
   }
 
   // The next value of a loop-carried `arg` from the body's value v. Gpu mode: an accumulation
