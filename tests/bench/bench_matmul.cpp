@@ -7,6 +7,7 @@
 // is Triton's, cuBLAS's and torch.compile's side.
 //   tessera_bench_matmul            TFLOP/s per shape and configuration
 //   tessera_bench_matmul compile    cold compile and autotuning times (fresh TESSERA_CACHE_DIR)
+//   tessera_bench_matmul bias_gelu  the fused epilogue's case alone
 //   tessera_bench_matmul one DTYPE M N K BM BN BK WARPS STAGES [LAYOUT]
 //                                   one shape (bf16, fp16, tf32: f32 operands multiplied as tf32,
 //                                   int8: i32 output) and one configuration, for a profiler
@@ -313,9 +314,14 @@ int main(int argc, char** argv) {
     }
     return g_failed ? 3 : 0;
   }
+  const bool fused_only = argc == 2 && std::string(argv[1]) == "bias_gelu";
   try {
     auto& drv = tessera::cuda::CudaDriver::require();
     drv.ensure_context();
+    if (fused_only) {
+      bench_bias_gelu(drv, 8192, 8192, 8192);
+      return g_failed ? 3 : 0;
+    }
     bench_shape<ts::bfloat16>(drv, "bf16", 4096, 4096, 4096);
     bench_shape<ts::bfloat16>(drv, "bf16", 8192, 8192, 8192);
     bench_shape<ts::half>(drv, "fp16", 8192, 8192, 8192);
