@@ -114,8 +114,8 @@ std::optional<Attr> fold_unary(OpKind k, DType d, const Attr& a) {
     switch (k) {
       case OpKind::Neg: return normalize_int(d, static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(*i)));
       case OpKind::Not: return normalize_int(d, ~*i);
-      case OpKind::Abs:
-        return *i < 0 ? normalize_int(d, static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(*i))) : *i;
+      case OpKind::Abs:  // u64 values above 2^63 are stored as negative int64s: abs of unsigned is x
+        return *i < 0 && !ir::is_unsigned(d) ? normalize_int(d, static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(*i))) : *i;
       default: return std::nullopt;
     }
   }

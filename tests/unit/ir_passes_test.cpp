@@ -60,6 +60,11 @@ TEST_CASE("fold: integers wrap and follow ops.def", "[ir][fold]") {
   CHECK(ifold(OpKind::Max, DType::I8, -1, 1) == 1);
   CHECK(std::get<std::int64_t>(*fold_unary(OpKind::Not, DType::I1, Attr{std::int64_t{1}})) == 0);
   CHECK(std::get<std::int64_t>(*fold_unary(OpKind::Neg, DType::I32, Attr{std::int64_t{-2147483648LL}})) == -2147483648LL);
+  // abs of an unsigned value is the value, also a u64 above 2^63 (its attribute is a negative
+  // int64): random program seed 20772 found canonicalize folding it as a signed abs.
+  CHECK(std::get<std::int64_t>(*fold_unary(OpKind::Abs, DType::U64, Attr{std::int64_t{-4336617691184253482LL}})) ==
+        -4336617691184253482LL);
+  CHECK(std::get<std::int64_t>(*fold_unary(OpKind::Abs, DType::I64, Attr{std::int64_t{-5}})) == 5);
   CHECK(std::get<std::int64_t>(*fold_compare(OpKind::CmpLt, DType::U8, Attr{std::int64_t{200}}, Attr{std::int64_t{3}})) == 0);
   CHECK(std::get<std::int64_t>(*fold_compare(OpKind::CmpLt, DType::I8, Attr{std::int64_t{-56}}, Attr{std::int64_t{3}})) == 1);
 }
