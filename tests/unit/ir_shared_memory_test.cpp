@@ -241,6 +241,9 @@ std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages, bool
                                        row_major_offsets("aoff", "rm", "rk", m, k), row_major_offsets("boff", "rk", "rn", k, n));
   auto mod = ir::parse_module(text);
   ir::verify(*mod);
+  // No spare capacity at the top level: a pass that inserts there (local_alloc) while iterating
+  // over those ops reads freed memory (it did, with a nested dot loop: random program seed 25215).
+  mod->entry().ops.shrink_to_fit();
   transforms::pipeline_dot_loads(*mod, mod->num_stages);
   if (between) between(*mod);
   transforms::assign_layouts(*mod, analysis::target_info("sm_90a"));
