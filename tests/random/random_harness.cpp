@@ -255,6 +255,9 @@ std::map<std::string, std::int64_t> count_constructs(const ir::Module& m) {
         case ir::OpKind::Dot:
           ++c[fmt::format("dot:{}", ir::dtype_name(o.operands[0]->type.dtype))];
           if (in_loop && m.num_stages > 1) ++c["dot:pipelined"];
+          if (!in_loop) ++c["dot:chained"];  // the generator's only dots outside loops take a product
+          if (o.operands[0]->def->kind != ir::OpKind::Load || o.operands[1]->def->kind != ir::OpKind::Load)
+            ++c["dot:operand_not_loaded"];
           break;
         case ir::OpKind::Load:
           if (o.operands.size() >= 2) ++c["load:masked"];
@@ -314,7 +317,7 @@ std::vector<std::string> required_constructs(Mode mode) {
       "region:nested", "cast:float_to_int", "cast:int_to_float", "cast:float_to_float", "cast:int_to_int",
       "dtype:f32", "dtype:f16", "dtype:bf16", "dtype:f64", "dtype:i32", "dtype:i64", "dtype:i8", "dtype:i16",
       "dtype:u8", "dtype:u16", "dtype:u32", "dtype:u64", "dtype:i1", "tile:2d", "tile:3d",
-      "op:dot", "dot:f16", "dot:bf16", "dot:f32", "dot:i8", "dot:pipelined"};
+      "op:dot", "dot:f16", "dot:bf16", "dot:f32", "dot:i8", "dot:pipelined", "dot:chained", "dot:operand_not_loaded"};
   if (mode == Mode::Wide)
     r.insert(r.end(), {"reduce:mul", "scan:mul", "op:atomic_cas", "fold:binary", "fold:compare", "fold:unary"});
   return r;

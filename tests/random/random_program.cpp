@@ -1287,6 +1287,36 @@ class Generator {
     for (std::size_t i = 0; i < types.size(); ++i) push(Val{op->result(static_cast<int>(i)), result_info[i]});
   }
 
+  // The tile x[r, c] (r: row indices, c: column indices) of a buffer with strides (sr, sc), masked
+  // by rmask[r] & cmask[c] with `other` 0 when `masked`.
+  Val load_tile(const Val& ptr, const BufferSpec& spec, const Val& r, const Val& c, const Val& sr, const Val& sc,
+                const Val& rmask, const Val& cmask, bool masked) {
+    const Shape shape{r.shape()[0], c.shape()[0]};
+    Val r2 = broadcast(expand_dims(r, 1), shape), c2 = broadcast(expand_dims(c, 0), shape);
+    Val offs = binary(OpKind::Add, binary(OpKind::Mul, r2, splat(sr, shape)), binary(OpKind::Mul, c2, splat(sc, shape)));
+    Val ptrs = emit(OpKind::AddPtr, {splat(ptr, shape), offs}, Type::pointer(spec.dtype).with_shape(shape), Info{});
+    Info info = gpu_ ? Info{spec.bound, spec.quantum, true, 0} : Info{kInf, -1, true, 0};
+    if (!masked) return emit(OpKind::Load, {ptrs}, tile_type(spec.dtype, shape), info);
+    Val mask = binary(OpKind::And, broadcast(expand_dims(rmask, 1), shape), broadcast(expand_dims(cmask, 0), shape));
+    Val zero = ir::is_float(spec.dtype) ? fconst(spec.dtype, 0.0, shape) : iconst(spec.dtype, 0, shape);
+    return emit(OpKind::Load, {ptrs, mask, zero}, tile_type(spec.dtype, shape), info);
+  }
+
+  // dot(a, b, acc) with its Info: exact (the same bits in any order of summation) when the
+  // products of multiples of 2^-q below the bounds, summed K times onto acc, fit the mantissa.
+  Val emit_dot(const Val& a, const Val& b, const Val& acc) {
+    const DType acc_t = acc.dtype();
+    std::map<std::string, ir::Attr> attrs;
+    if (a.dtype() == DType::F32) attrs["input_precision"] = std::string(rng_.pick({"tf32", "tf32", "tf32x3", "ieee"}));
+    Info i;
+    i.bound = acc.info.bound + static_cast<double>(a.shape()[1]) * a.info.bound * b.info.bound;
+    i.quantum = a.info.quantum >= 0 && b.info.quantum >= 0 && acc.info.quantum >= 0
+                    ? std::max(acc.info.quantum, a.info.quantum + b.info.quantum) : -1;
+    i.det = !gpu_ || (a.info.det && b.info.det && acc.info.det && fits_exactly(acc_t, i.bound, i.quantum));
+    i.err = i.det ? 0 : kInf;
+    return emit(OpKind::Dot, {a, b, acc}, acc.type(), i, attrs);
+  }
+
   // A matmul loop as the DSL traces tl.dot's tutorial: acc (M x N) += A[rows, k0:k0+BK] . B[k0:k0+BK,
   // cols] for k0 in [0, K) step BK, with A (program-major rows: program P reads rows P*M.., the
   // last rows maybe masked off) and B (shared by all programs) new input buffers, each row- or
@@ -1348,40 +1378,39 @@ class Generator {
     ir::Block* body = op->regions[0]->block.get();
     Value* iv = body->add_arg(Type::scalar(DType::I32));
     Value* acc = body->add_arg(acc0.type());
+    // The accumulator's Info in any iteration: as after the last one (trips * BK >= K products).
+    Info iteration_info = gpu_ ? Info{0, 0, true, 0} : Info{kInf, -1, true, 0};
+    if (gpu_) {
+      const double bound = static_cast<double>(K) * a_spec.bound * b_spec.bound;
+      iteration_info = Info{bound, 2 * a_spec.quantum, true, 0};
+    }
     Info result;
     in_region(body, [&] {
       Val ks = binary(OpKind::Add, splat(Val{iv, Info{static_cast<double>(K + BK), 0, true, 0}}, {BK}), arange(BK));
       Val k_mask = compare(OpKind::CmpLt, ks, splat(k_bound, {BK}));
-      // x[r, c] of a tile of `shape` at rows r (a column) and columns c (a row), strides (sr, sc).
-      auto load_operand = [&](const Val& ptr, const BufferSpec& spec, const Val& r, const Val& c, const Val& sr,
-                              const Val& sc, const Val& rmask, const Val& cmask, bool masked) {
-        const Shape shape{r.shape()[0], c.shape()[0]};
-        Val r2 = broadcast(expand_dims(r, 1), shape), c2 = broadcast(expand_dims(c, 0), shape);
-        Val offs = binary(OpKind::Add, binary(OpKind::Mul, r2, splat(sr, shape)), binary(OpKind::Mul, c2, splat(sc, shape)));
-        Val ptrs = emit(OpKind::AddPtr, {splat(ptr, shape), offs}, Type::pointer(spec.dtype).with_shape(shape), Info{});
-        Info info = gpu_ ? Info{spec.bound, spec.quantum, true, 0} : Info{kInf, -1, true, 0};
-        if (!masked) return emit(OpKind::Load, {ptrs}, tile_type(spec.dtype, shape), info);
-        Val mask = binary(OpKind::And, broadcast(expand_dims(rmask, 1), shape), broadcast(expand_dims(cmask, 0), shape));
-        return emit(OpKind::Load, {ptrs, mask, in == DType::I8 ? iconst(in, 0, shape) : fconst(in, 0.0, shape)},
-                    tile_type(spec.dtype, shape), info);
-      };
       const bool k_edge = K % BK != 0 || rng_.chance(0.5);
       Val true_n = compare(OpKind::CmpGe, cols, iconst(DType::I32, 0, {N}));
-      Val a = load_operand(a_ptr, a_spec, rows, ks, a_sr, a_sc, row_mask, k_mask, k_edge || R % M != 0);
-      Val b = load_operand(b_ptr, b_spec, ks, cols, b_sr, b_sc, k_mask, true_n, k_edge);
-      std::map<std::string, ir::Attr> attrs;
-      if (in == DType::F32) attrs["input_precision"] = std::string(rng_.pick({"tf32", "tf32", "tf32x3", "ieee"}));
-      // Exact: products of multiples of 2^-q below bound, summed K times from 0, fit the mantissa.
-      const Info& ai = a.info;
-      result.bound = static_cast<double>(K) * ai.bound * b.info.bound;
-      result.quantum = ai.quantum >= 0 && b.info.quantum >= 0 ? ai.quantum + b.info.quantum : -1;
-      result.det = !gpu_ || (result.quantum >= 0 && fits_exactly(acc_t, result.bound, result.quantum));
-      result.err = result.det ? 0 : kInf;
-      Val next = emit(OpKind::Dot, {a, b, Val{acc, Info{}}}, acc0.type(), result, attrs);
+      Val a = load_tile(a_ptr, a_spec, rows, ks, a_sr, a_sc, row_mask, k_mask, k_edge || R % M != 0);
+      Val b = load_tile(b_ptr, b_spec, ks, cols, b_sr, b_sc, k_mask, true_n, k_edge);
+      // Sometimes an operand is not the load itself (negated: exact): the pipeline pass then
+      // carries it in registers, and the dot stages it in shared memory itself.
+      if (rng_.chance(0.2)) a = unary(OpKind::Neg, a, a.info);
+      if (rng_.chance(0.2)) b = unary(OpKind::Neg, b, b.info);
+      Val next = emit_dot(a, b, Val{acc, iteration_info});
+      result = next.info;
       b_.set_loc(loc());
       b_.create(OpKind::Yield, {next.v}, {});
     });
-    push(Val{op->result(0), normalized(acc_t, result)});
+    Val product{op->result(0), normalized(acc_t, result)};
+    push(product);
+    // A chained dot, as attention's P.V: the product cast to the operand type is the next A.
+    const std::int64_t N2 = rng_.pick<std::int64_t>({16, 32});
+    if (!rng_.chance(0.3) || M * N2 > max_elements_ || N * N2 > max_elements_) return;
+    Val x = cast(product, in);
+    auto [c_ptr, c_spec] = operand_buffer(N, N2, "c");
+    Val w = load_tile(c_ptr, c_spec, arange(N), arange(N2), iconst(DType::I32, N2), iconst(DType::I32, 1), Val{}, Val{}, false);
+    Val zero = acc_t == DType::I32 ? iconst(acc_t, 0, {M, N2}) : fconst(acc_t, 0.0, {M, N2});
+    push(emit_dot(x, w, zero));
   }
 
   // The next value of a loop-carried `arg` from the body's value v. Gpu mode: an accumulation
