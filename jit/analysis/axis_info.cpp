@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "jit/analysis/shared_memory.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::analysis {
@@ -49,6 +50,13 @@ AxisInfoAnalysis::AxisInfoAnalysis(const ir::Module& m) {
     // a power of two), capped as every other, so that products of two (mul, addptr) fit int64.
     info_[args[i].get()] = uniform(args[i].get(), facts.equal_to_one ? 1 : pow2_divisor(facts.divisibility));
   }
+  std::unordered_map<const Op*, int> writes;  // buffer -> ops that write it
+  ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) {
+    if (op.kind != OpKind::LocalStore && op.kind != OpKind::AsyncCopy) return;
+    const Op* buffer = shared_buffer_of(op.operands[0]);
+    if (++writes[buffer] == 1 && op.kind == OpKind::LocalStore) sole_store_[buffer] = &op;
+    else sole_store_.erase(buffer);
+  });
   visit_block(m.entry());
 }
 
@@ -146,6 +154,11 @@ AxisInfo AxisInfoAnalysis::transfer(const Op& op) const {
     }
     case OpKind::ConvertLayout:
       return operand(0);
+    case OpKind::LocalLoad: {
+      auto store = sole_store_.find(shared_buffer_of(op.operands[0]));
+      if (store == sole_store_.end() || !info_.count(store->second->operands[1])) return unknown(res);
+      return get(store->second->operands[1]);
+    }
     case OpKind::Add:
     case OpKind::Sub:
     case OpKind::AddPtr: {

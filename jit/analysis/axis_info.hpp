@@ -34,6 +34,10 @@ class AxisInfoAnalysis {
   void visit_op(const ir::Op& op);
   AxisInfo transfer(const ir::Op& op) const;
   std::unordered_map<const ir::Value*, AxisInfo> info_;
+  // Shared buffers written by exactly one local_store and nothing else (a conversion's,
+  // transforms/expand_conversions.hpp): a local_load of them reads what that store wrote, so its
+  // result has the stored tile's information, as the convert_layout's had.
+  std::unordered_map<const ir::Op*, const ir::Op*> sole_store_;
 };
 
 }  // namespace tessera::analysis

@@ -50,6 +50,7 @@ I align_up(I bytes, I alignment) { return (bytes + alignment - 1) / alignment * 
 
 I dot_row_pad(ir::DType operand) { return 16 / ir::dtype_bytes(operand); }
 I dot_row_stride(ir::DType operand, I row_elems) { return row_elems + dot_row_pad(operand); }
+bool is_shared_access(const Op& op) { return op.kind == OpKind::LocalStore || op.kind == OpKind::LocalLoad; }
 bool is_async_dot(const Op& op) { return op.kind == OpKind::Dot && op.operands.at(0)->type.shared; }
 
 const Op* shared_buffer_of(const ir::Value* v) {
@@ -289,6 +290,12 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
   auto may_share = [&](const Placed& p, const Op& op, bool ring) {
     return !ring && p.reusable_after >= 0 && position.at(&op) > p.reusable_after;
   };
+  // Rings: buffers that async copies fill (the pipeline pass's). Other buffers (a conversion's)
+  // are private regions like a reduction's.
+  std::set<const Op*> rings;
+  ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) {
+    if (op.kind == OpKind::AsyncCopy) rings.insert(shared_buffer_of(op.operands[0]));
+  });
   I shared_region = 0, private_bytes = 0;
   alignment_ = 16;
   std::vector<Placed> private_ops, shared_ops;
@@ -307,7 +314,7 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
     }
     // First fit: the lowest aligned offset, from 0 or past some placed region, that overlaps no
     // region this one may not share.
-    const bool ring = op.kind == OpKind::LocalAlloc;
+    const bool ring = rings.count(&op) > 0;
     auto fits = [&](I at) {
       return std::none_of(private_ops.begin(), private_ops.end(), [&](const Placed& p) {
         return at < p.end && p.begin < at + bytes && !may_share(p, op, ring);
@@ -336,7 +343,7 @@ I SharedMemoryPlan::offset(const Op& op) const {
 }
 
 bool SharedMemoryPlan::barrier_before(const Op& op, int phase) const {
-  if (!regions_.count(&op)) throw InternalError(fmt::format("shared memory: '{}' at {} has no region", op.name(), op.loc.str()));
+  if (!regions_.count(&op) && !is_shared_access(op)) throw InternalError(fmt::format("shared memory: '{}' at {} has no region", op.name(), op.loc.str()));
   return barriers_.count({&op, phase}) > 0;
 }
 
@@ -346,17 +353,37 @@ SharedMemoryPlan::Pending SharedMemoryPlan::join(const Pending& a, const Pending
   return out;
 }
 
-void SharedMemoryPlan::walk_phase(const Op& op, int phase, Pending& pending) {
-  const auto& [begin, end] = regions_.at(&op);
-  const Access access{begin, end, phase == 0};
+void SharedMemoryPlan::walk_phase(const Op& op, int phase, Access access, Pending& pending) {
+  // An op's reads follow its own writes: the barrier between them is part of the op.
+  const bool in_ir = phase == 1 || (phase == 0 && op.has_attr(kBarrierBeforeWrites));
   const bool conflict = std::any_of(pending.begin(), pending.end(), [&](const Access& p) {
     return (p.write || access.write) && p.begin < access.end && access.begin < p.end;
   });
-  if (conflict) {
+  if (in_ir || conflict) {
+    if (!in_ir && !barriers_.count({&op, phase})) missing_.emplace_back(&op, phase);
     barriers_.insert({&op, phase});
     pending.clear();
   }
   pending = join(pending, {access});
+}
+
+SharedMemoryPlan::Access SharedMemoryPlan::view_access(const Op& op) const {
+  const ir::Value* view = op.operands.at(0);
+  const Op* alloc = shared_buffer_of(view);
+  if (!alloc || !regions_.count(alloc))
+    throw InternalError(fmt::format("shared memory: '{}' at {} reads or writes a view of no local_alloc", op.name(), op.loc.str()));
+  auto [begin, end] = regions_.at(alloc);
+  const Op* index = view->def;
+  if (index && index->kind == OpKind::SmemIndex) {
+    const Op* slot = index->operands.at(1)->def;
+    const I stages = index->operands.at(0)->type.shape.at(0);
+    if (slot && slot->kind == OpKind::Constant && std::holds_alternative<I>(slot->attrs.at("value"))) {
+      const I stage = ((std::get<I>(slot->attrs.at("value")) % stages) + stages) % stages, bytes = (end - begin) / stages;
+      begin += stage * bytes;
+      end = begin + bytes;
+    }
+  }
+  return {begin, end, op.kind == OpKind::LocalStore};
 }
 
 void SharedMemoryPlan::walk_block(const ir::Block& b, Pending& pending) {
@@ -390,9 +417,12 @@ void SharedMemoryPlan::walk_block(const ir::Block& b, Pending& pending) {
       pending = join(then_arm, else_arm);
     } else if (op->kind == OpKind::DebugBarrier) {
       pending.clear();
+    } else if (is_shared_access(*op)) {
+      walk_phase(*op, 0, view_access(*op), pending);
     } else if (regions_.count(op.get()) && op->kind != OpKind::LocalAlloc) {
-      walk_phase(*op, 0, pending);
-      walk_phase(*op, 1, pending);
+      const auto& [begin, end] = regions_.at(op.get());
+      walk_phase(*op, 0, Access{begin, end, true}, pending);
+      walk_phase(*op, 1, Access{begin, end, false}, pending);
     }
     // The combine regions of reductions and scans hold scalar code only: nothing to walk.
   }

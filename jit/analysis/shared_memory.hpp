@@ -11,16 +11,24 @@
 // sees what the end of the body left), the two arms of an if are joined. The lowering asks the
 // plan before each phase and never places a barrier of its own.
 //
-// Allocation: conversions, reductions and scans get regions of their own, so that two of them in
+// Allocation: conversions, reductions, scans and shared buffers (local_alloc: a conversion's,
+// transforms/expand_conversions.hpp, or a ring) get regions of their own, so that two of them in
 // a row need no barrier between them (softmax's max then sum); the other users share one region
-// at offset 0, reused by each of them. A pipelined dot's ring is live from its prologue to the end
-// of its loop: ops after that loop (a matmul's epilogue conversion) may reuse its bytes, where the
-// loop is not itself inside a loop (whose next iteration's prologue would write the ring again).
-// That is, a shared buffer (local_alloc, at the kernel's top level) is live until the end of the
+// at offset 0, reused by each of them. A pipelined dot's ring (a buffer that async copies fill) is
+// live from its prologue to the end of its loop: ops after that loop (a matmul's epilogue
+// conversion) may reuse its bytes, where the loop is not itself inside a loop (whose next
+// iteration's prologue would write the ring again).
+// That is, a ring (local_alloc, at the kernel's top level) is live until the end of the
 // top-level op that holds its last use, or until the first top-level async_wait {pending = 0}
 // after it (its last copies may land until then). For the barriers, the end of a loop that uses a buffer
 // counts as a write of the whole buffer: its last copies and its reads by the dot. A
 // debug_barrier in the IR is a barrier: nothing is pending after it.
+//
+// Barriers live in the IR: the place-barriers pass (jit/transforms/place_barriers.hpp) writes
+// those this walk finds missing (a debug_barrier before a local_store or local_load, the attribute
+// {barrier_before_writes = 1} on an op whose writes need one), and the lowering emits what the IR
+// says, after checking that nothing is missing. The barrier between an op's own writes and reads
+// is part of the op.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -37,6 +45,11 @@ namespace tessera::analysis {
 // True when some element of `t` is held by more than one thread (a tile smaller than its layout's
 // CTA tile, or a scalar): an atomic on it runs once, in the owner, and shares its old value.
 bool has_replicas(const ir::Type& t);
+// The attribute that puts a barrier before an op's shared-memory writes (place-barriers).
+inline constexpr const char* kBarrierBeforeWrites = "barrier_before_writes";
+// local_store and local_load: the IR's own synchronous accesses of a shared buffer, one phase each
+// (a write, a read), ordered by debug_barriers before them.
+bool is_shared_access(const ir::Op& op);
 // dot stages a (M x K) then b (K x N) in shared memory, each row padded by 16 bytes so that the
 // eight 16-byte rows an ldmatrix reads fall in distinct banks for any row length: the padding in
 // elements of `operand`'s type, and the row stride in elements.
@@ -96,9 +109,14 @@ class SharedMemoryPlan {
   bool has_region(const ir::Op& op) const { return regions_.count(&op) > 0; }
   // Byte offset of the op's region; throws InternalError for an op without one.
   std::int64_t offset(const ir::Op& op) const;
-  // Whether a barrier goes right before phase `phase` (0: the writes, 1: the reads) of `op`.
+  // Whether a barrier goes right before phase `phase` (0: the writes, 1: the reads) of `op`: one
+  // the IR has (the attribute; phase 1 always) or one it needs. A local_store or local_load has
+  // phase 0 only.
   bool barrier_before(const ir::Op& op, int phase) const;
   int num_barriers() const { return static_cast<int>(barriers_.size()); }
+  // The barriers needed that the IR does not have, in the order the walk met them (what
+  // place-barriers inserts; the lowering requires none).
+  const std::vector<std::pair<const ir::Op*, int>>& missing_barriers() const { return missing_; }
   // One line per shared-memory op: "<op> @<line>: [offset, end) barriers before: write read".
   std::string describe() const;
 
@@ -113,12 +131,16 @@ class SharedMemoryPlan {
 
   void allocate(const ir::Module& m);
   void walk_block(const ir::Block& b, Pending& pending);
-  void walk_phase(const ir::Op& op, int phase, Pending& pending);
+  void walk_phase(const ir::Op& op, int phase, Access access, Pending& pending);
+  // The bytes a local_store or local_load touches: its view's stage where the slot is a constant,
+  // else the whole buffer.
+  Access view_access(const ir::Op& op) const;
   static Pending join(const Pending& a, const Pending& b);
 
   std::map<const ir::Op*, std::pair<std::int64_t, std::int64_t>> regions_;  // op -> [begin, end)
   std::vector<const ir::Op*> users_;                                         // in program order
   std::set<std::pair<const ir::Op*, int>> barriers_;                         // (op, phase)
+  std::vector<std::pair<const ir::Op*, int>> missing_;                       // needed, not in the IR
   std::int64_t total_bytes_ = 0;
   std::int64_t alignment_ = 16;
 };

@@ -22,13 +22,21 @@ using ir::Op;
 using ir::OpKind;
 using I = std::int64_t;
 
+I KernelLowering::shared_run(const ir::Type& t, const SharedTile& tile) const {
+  if (tile.contiguous_dim != 1) return 1;
+  I run = analysis::row_run(t);
+  // 16-byte pieces stay whole under a swizzle; padded rows start where their stride says.
+  const I row_bytes = tile.swizzle ? 16 : tile.row_stride * tile.esz;
+  while (run > 1 && row_bytes % (run * tile.esz) != 0) run /= 2;
+  return run;
+}
+
 void KernelLowering::stage_in_shared(const ir::Value* v, llvm::Value* base, const SharedTile& tile) {
   // Each thread writes the elements it holds; runs of elements contiguous along the row that the
-  // layout keeps in one thread go as one vector of up to 16 bytes where the tile stores rows
-  // contiguously (16-byte pieces stay whole under a swizzle and padded rows are 16-byte aligned).
+  // layout keeps in one thread go as one vector of up to 16 bytes (shared_run).
   const ir::Type& t = v->type;
   const I esz = ir::dtype_bytes(t.dtype);
-  const I run = tile.contiguous_dim == 1 ? analysis::row_run(t) : 1;
+  const I run = shared_run(t, tile);
   const Elems& elems = get(v);
   std::vector<I> firsts;
   for (I k = 0; k < static_cast<I>(elems.size()); k += run) firsts.push_back(k);
@@ -41,6 +49,27 @@ void KernelLowering::stage_in_shared(const ir::Value* v, llvm::Value* base, cons
     }
     b_.CreateAlignedStore(vector_of(elems, k, run), ptr, llvm::Align(static_cast<std::uint64_t>(run * esz)));
   }
+}
+
+Elems KernelLowering::load_from_shared(const ir::Type& t, llvm::Value* base, const SharedTile& tile) {
+  const I esz = ir::dtype_bytes(t.dtype);
+  const I run = shared_run(t, tile), slots = analysis::distribute(t).num_slots();
+  llvm::Type* elem = scalar_type(t.element());
+  std::vector<I> firsts;
+  for (I k = 0; k < slots; k += run) firsts.push_back(k);
+  const auto offset_of = shared_element_offsets(t, tile, firsts);
+  Elems out;
+  for (I k : firsts) {
+    llvm::Value* ptr = b_.CreateGEP(b_.getInt8Ty(), base, offset_of(k));
+    if (run == 1) {
+      out.push_back(b_.CreateLoad(elem, ptr));
+      continue;
+    }
+    auto* vty = llvm::FixedVectorType::get(elem, static_cast<unsigned>(run));
+    llvm::Value* vec = b_.CreateAlignedLoad(vty, ptr, llvm::Align(static_cast<std::uint64_t>(run * esz)));
+    for (I j = 0; j < run; ++j) out.push_back(b_.CreateExtractElement(vec, static_cast<std::uint64_t>(j)));
+  }
+  return out;
 }
 
 void KernelLowering::lower_dot(const Op& op) {

@@ -1,8 +1,9 @@
 // Shared-memory ops (ops.def "Shared memory") as the pipeline pass emits them: a buffer is its
 // region of the kernel's shared memory (the plan's, analysis::SharedMemoryPlan), a view a pointer
 // to one stage, laid out as the type's encoding says (shared_tile); async_copy is cp.async, its
-// commit and wait the group instructions. local_store and local_load are not compiled yet: no pass
-// emits them, and their barriers are the IR's to place (issue 9 §2, step d).
+// commit and wait the group instructions, local_store and local_load plain shared stores and loads
+// of each thread's elements (vectors along contiguous rows). Every barrier between them is in the
+// IR (the place-barriers pass); none is added here.
 #include <fmt/format.h>
 
 #include "jit/lower/lowering.hpp"
@@ -20,6 +21,13 @@ void check_compiled_rank(const Op& op, const ir::Type& buffer) {
   if (buffer.rank() != 3)
     throw ProgramError(fmt::format("'{}' at {}: a shared buffer of {} dim(s) ({}) is not compiled yet (stages of 2-D tiles are)",
                                    op.name(), op.loc.str(), buffer.rank(), ir::to_string(buffer)));
+}
+
+// A view local_store and local_load can move: one stage of 2-D tiles, of elements wider than a bit.
+void check_compiled_view(const Op& op, const ir::Type& view) {
+  if (view.rank() != 2 || view.dtype == ir::DType::I1)
+    throw ProgramError(fmt::format("'{}' at {}: a view of {} is not compiled yet (one stage of 2-D tiles of bytes or wider is)",
+                                   op.name(), op.loc.str(), ir::to_string(view)));
 }
 }  // namespace
 
@@ -54,6 +62,8 @@ void KernelLowering::lower_shared_memory_op(const Op& op) {
       return;
     }
     case OpKind::AsyncCopy: return lower_async_copy(op);
+    case OpKind::LocalStore: return lower_local_store(op);
+    case OpKind::LocalLoad: return lower_local_load(op);
     case OpKind::AsyncCommit: target_.async_commit(b_); return;
     case OpKind::AsyncWait: {
       const I pending = op.int_attr("pending");
@@ -66,6 +76,22 @@ void KernelLowering::lower_shared_memory_op(const Op& op) {
       throw ProgramError(fmt::format("'{}' at {}: not compiled yet (only the interpreter runs it; no pass emits it)",
                                      op.name(), op.loc.str()));
   }
+}
+
+void KernelLowering::lower_local_store(const Op& op) {
+  const ir::Value* view = op.operands[0];
+  const ir::Value* value = op.operands[1];
+  check_compiled_view(op, view->type);
+  llvm::Value* base = get(view)[0];
+  // Where the layout repeats the tile over threads, only the first copy's threads write: two
+  // unordered writes of one address are a race to compute-sanitizer even with equal bytes.
+  only_where(owner_predicate(value->type), [&] { stage_in_shared(value, base, shared_tile(view->type)); });
+}
+
+void KernelLowering::lower_local_load(const Op& op) {
+  const ir::Value* view = op.operands[0];
+  check_compiled_view(op, view->type);
+  set(op.result(), load_from_shared(op.result()->type, get(view)[0], shared_tile(view->type)));
 }
 
 void KernelLowering::lower_async_copy(const Op& op) {

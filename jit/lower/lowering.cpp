@@ -105,6 +105,12 @@ void KernelLowering::declare_kernel() {
   // Shared memory: one buffer holding every op's region, barriers where the plan puts them
   // (jit/analysis/shared_memory.hpp).
   smem_plan_ = std::make_unique<analysis::SharedMemoryPlan>(m_);
+  if (const auto& missing = smem_plan_->missing_barriers(); !missing.empty()) {
+    const ir::Op& op = *missing.front().first;
+    throw InternalError(fmt::format("lowering: '{}' at {} needs a barrier before its shared-memory {} that the IR does not have "
+                                    "(run the place-barriers pass: target_pipeline() ends with it)",
+                                    op.name(), op.loc.str(), op.kind == ir::OpKind::LocalLoad ? "reads" : "writes"));
+  }
   if (const std::int64_t smem = smem_plan_->total_bytes(); smem > 0) {
     if (target_.dynamic_shared_memory()) {  // sized at launch (DeviceBinary::shared_bytes)
       auto* arr = llvm::ArrayType::get(b_.getInt8Ty(), 0);

@@ -143,8 +143,16 @@ class KernelLowering {
   // its groups, the async-proxy fence. A dot over views reads its operands where they lie.
   void lower_shared_memory_op(const ir::Op& op);
   void lower_async_copy(const ir::Op& op);
-  // Writes tile `v` into shared memory at `base`, laid out as `tile` says.
+  void lower_local_store(const ir::Op& op);
+  void lower_local_load(const ir::Op& op);
+  // Writes tile `v` into shared memory at `base`, laid out as `tile` says; reads a tile of type `t`
+  // from there. Both move shared_run(t, tile) elements at a time.
   void stage_in_shared(const ir::Value* v, llvm::Value* base, const SharedTile& tile);
+  Elems load_from_shared(const ir::Type& t, llvm::Value* base, const SharedTile& tile);
+  // The elements of `t` one vector access moves: a run the layout keeps in one thread along the
+  // dim the tile stores contiguously (analysis::row_run), halved until every row starts aligned
+  // to it (padded rows of any width).
+  std::int64_t shared_run(const ir::Type& t, const SharedTile& tile) const;
   // elems[first, first + count) as one vector, for a store of a run of them.
   llvm::Value* vector_of(const Elems& elems, std::int64_t first, std::int64_t count);
 

@@ -9,8 +9,10 @@
 #include "jit/transforms/canonicalize.hpp"
 #include "jit/transforms/cse.hpp"
 #include "jit/transforms/dce.hpp"
+#include "jit/transforms/expand_conversions.hpp"
 #include "jit/transforms/legalize_fp8.hpp"
 #include "jit/transforms/pipeline_loads.hpp"
+#include "jit/transforms/place_barriers.hpp"
 #include "jit/transforms/sink.hpp"
 #include "tessera/error.hpp"
 
@@ -34,6 +36,8 @@ constexpr PassInfo kPasses[] = {
     {"coalesce", "give tiles layouts: coalesced for memory accesses, blocked or slice elsewhere; insert conversions",
      [](ir::Module& m, const PassContext& c) { assign_layouts(m, c.target); }},
     {"sink", "move pure ops whose first user follows a loop or a conversion down to it (after the layout pass)", module_only<sink_pure_ops>},
+    {"expand-conversions", "convert_layout of 2-D tiles across threads as local_alloc, local_store, local_load", module_only<expand_conversions>},
+    {"place-barriers", "write the barriers shared memory needs: debug_barrier before local_store/local_load, {barrier_before_writes} on ops", module_only<place_barriers>},
 };
 
 }  // namespace
@@ -51,7 +55,7 @@ std::vector<std::string> pass_names() {
 }
 
 std::vector<std::string> default_pipeline() { return {"canonicalize", "cse", "dce", "hoist-loads", "pipeline"}; }
-std::vector<std::string> target_pipeline() { return {"legalize-fp8", "coalesce", "sink"}; }
+std::vector<std::string> target_pipeline() { return {"legalize-fp8", "coalesce", "sink", "expand-conversions", "place-barriers"}; }
 
 PassContext pass_context(const ir::Module& m, const std::string& target_name) {
   return PassContext{.target = analysis::target_info(target_name), .num_warps = m.num_warps, .num_stages = m.num_stages};

@@ -34,7 +34,7 @@ std::vector<std::string> pass_names();             // in registration order
 // The compile, in order: default_pipeline() for every executor (the interpreter runs its result),
 // then target_pipeline() before code generation (layouts are the lowering's business only).
 std::vector<std::string> default_pipeline();  // canonicalize, cse, dce, hoist-loads, pipeline
-std::vector<std::string> target_pipeline();   // legalize-fp8, coalesce, sink
+std::vector<std::string> target_pipeline();   // legalize-fp8, coalesce, sink, expand-conversions, place-barriers
 
 // Runs the named passes in order on a verified module, verifying after each. An unknown name is a
 // ProgramError (before any pass runs); a pass that leaves invalid IR is an InternalError naming it.

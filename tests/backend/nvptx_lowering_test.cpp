@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "jit/ir/parser.hpp"
+#include "jit/ir/printer.hpp"
 #include "jit/ir/verifier.hpp"
 #include "jit/lower/codegen.hpp"
 #include "jit/transforms/assign_layouts.hpp"
@@ -66,9 +67,56 @@ std::unique_ptr<tessera::ir::Module> through_passes(const std::string& text, con
 }
 }  // namespace
 
+TEST_CASE("local_store and local_load compile, ordered by the barrier place-barriers writes", "[backend][nvptx]") {
+  // A tile stored into a stage and loaded back in another layout: the compile's passes put a
+  // debug_barrier between the store and the load (a read of bytes other threads wrote), and the
+  // PTX stores and loads shared memory around one bar.sync.
+  const std::string stored = R"(kernel @k(%x: ptr<f32> {divisibility = 16}) num_warps = 4 {
+  %0 = arange {end = 64, start = 0} : <64xi32>
+  %r = expand_dims %0 {axis = 1} : <64x1xi32>
+  %c = expand_dims %0 {axis = 0} : <1x64xi32>
+  %k = constant {value = 64} : <64x1xi32>
+  %rk = mul %r, %k : <64x1xi32>
+  %rb = broadcast %rk : <64x64xi32>
+  %cb = broadcast %c : <64x64xi32>
+  %i = add %rb, %cb : <64x64xi32>
+  %1 = splat %x : <64x64xptr<f32>>
+  %2 = addptr %1, %i : <64x64xptr<f32>>
+  %3 = load %2 : <64x64xf32>
+  %4 = local_alloc : !smem<1x64x64xf32, #padded<4>>
+  %c0 = constant {value = 0} : i32
+  %v = smem_index %4, %c0 : !smem<64x64xf32, #padded<4>>
+  local_store %v, %3 loc("k.cpp":8:3)
+  %5 = local_load %v : <64x64xf32> loc("k.cpp":9:3)
+  %6 = trans %5 {order = [1, 0]} : <64x64xf32>
+  store %2, %6
+  return
+}
+)";
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    INFO("arch " << arch);
+    auto m = through_passes(stored, arch);
+    const std::string ir = tessera::ir::print(*m, {.locations = false});
+    INFO(ir);
+    CHECK(tessera::test::contains(ir, R"(local_store %\w+, %\w+\n\s*debug_barrier\n\s*%\w+ = local_load)"));
+    const std::string ptx = tessera::lower::compile_to_device(*m, arch).assembly;
+    CHECK(tessera::test::contains(ptx, R"(st\.shared)"));
+    CHECK(tessera::test::contains(ptx, R"(bar\.sync)"));
+    CHECK(tessera::test::contains(ptx, R"(ld\.shared)"));
+    tessera::test::check_ptxas_accepts(ptx, arch);
+    // Without place-barriers the lowering finds the missing barrier and refuses the module.
+    auto unplaced = tessera::ir::parse_module(stored, "smem.tir");
+    const std::vector<std::string> layouts_only = {"legalize-fp8", "coalesce", "sink", "expand-conversions"};
+    tessera::transforms::run_pass_pipeline(*unplaced, layouts_only, tessera::transforms::pass_context(*unplaced, arch));
+    CHECK_THROWS_AS(tessera::lower::compile_to_device(*unplaced, arch), tessera::InternalError);
+    CHECK_THROWS_WITH(tessera::lower::compile_to_device(*unplaced, arch),
+                      Catch::Contains("'local_load' at k.cpp:9:3 needs a barrier before its shared-memory reads"));
+  }
+}
+
 TEST_CASE("shared-memory ops the lowering does not compile yet are refused, naming the op", "[backend][nvptx]") {
-  // ops.def "Shared memory": the lowering compiles stages of 2-D tiles filled by async_copy (the
-  // pipeline pass's form); a buffer of another rank, local_store and local_load are refused.
+  // ops.def "Shared memory": the lowering compiles stages of 2-D tiles, filled by async_copy or
+  // local_store; a buffer of another rank and a view of i1 are refused.
   // A buffer of two dims (stages of 1-D tiles).
   const std::string one_d_stages = R"(kernel @k(%x: ptr<f32> {divisibility = 16}) num_warps = 4 {
   %0 = arange {end = 128, start = 0} : <128xi32>
@@ -85,20 +133,24 @@ TEST_CASE("shared-memory ops the lowering does not compile yet are refused, nami
   return
 }
 )";
-  // Stages of 2-D tiles, written by local_store.
-  const std::string stored = R"(kernel @k(%x: ptr<f32> {divisibility = 16}) num_warps = 4 {
+  // A stage of 2-D i1 tiles, written by local_store.
+  const std::string stored_bits = R"(kernel @k(%x: ptr<f32> {divisibility = 16}) num_warps = 4 {
   %0 = arange {end = 128, start = 0} : <128xi32>
   %1 = splat %x : <128xptr<f32>>
   %2 = addptr %1, %0 : <128xptr<f32>>
   %3 = load %2 : <128xf32>
-  %e = expand_dims %3 {axis = 0} : <1x128xf32>
+  %z = constant {value = 0.0} : <128xf32>
+  %b = cmp_lt %3, %z : <128xi1>
+  %e = expand_dims %b {axis = 0} : <1x128xi1>
   %p = expand_dims %2 {axis = 0} : <1x128xptr<f32>>
-  %4 = local_alloc : !smem<1x1x128xf32>
+  %4 = local_alloc : !smem<1x1x128xi1>
   %c0 = constant {value = 0} : i32
-  %v = smem_index %4, %c0 : !smem<1x128xf32>
+  %v = smem_index %4, %c0 : !smem<1x128xi1>
   local_store %v, %e loc("k.cpp":8:3)
-  %5 = local_load %v : <1x128xf32>
-  store %p, %5
+  %5 = local_load %v : <1x128xi1>
+  %f = expand_dims %3 {axis = 0} : <1x128xf32>
+  %g = select %5, %f, %f : <1x128xf32>
+  store %p, %g
   return
 }
 )";
@@ -116,8 +168,8 @@ TEST_CASE("shared-memory ops the lowering does not compile yet are refused, nami
 )";
   for (const char* arch : {"sm_80", "sm_90a"}) {
     INFO("arch " << arch);
-    CHECK_THROWS_WITH(tessera::lower::compile_to_device(*through_passes(stored, arch), arch),
-                      Catch::Contains("'local_store' at k.cpp:8:3: not compiled yet"));
+    CHECK_THROWS_WITH(tessera::lower::compile_to_device(*through_passes(stored_bits, arch), arch),
+                      Catch::Contains("'local_store' at k.cpp:8:3: a view of !smem<1x128xi1> is not compiled yet"));
     CHECK_THROWS_WITH(tessera::lower::compile_to_device(*through_passes(whole_copy, arch), arch),
                       Catch::Contains("async_copy at k.cpp:9:3: into !smem<1x2x64xf32>"));
     auto m = through_passes(one_d_stages, arch);

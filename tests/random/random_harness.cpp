@@ -419,14 +419,17 @@ std::optional<Failure> check_passes(const Program& p) {
     auto m = p.module->clone();
     if (auto f = check("print/parse round trip of the generated module", m, round_trip)) return f;
   }
-  // The compile pipeline one pass at a time, then layouts for warp 32 and sink (the NVIDIA build), whose
-  // result also goes through the printer and parser; and for warp 64 on the optimized module.
+  // The compile pipeline one pass at a time, then layouts for warp 32, sink, expand-conversions and
+  // place-barriers (the NVIDIA build), whose result also goes through the printer and parser; and
+  // for warp 64 on the optimized module.
   auto m = p.module->clone();
   for (const std::string& name : transforms::default_pipeline())
     if (auto f = check("pass " + name + " in the default pipeline", m, pass(name))) return f;
   auto optimized = m->clone();
   if (auto f = check("assign_layouts(warp 32) after the default pipeline", m, layouts(32))) return f;
   if (auto f = check("pass sink after the layouts (as a build runs it)", m, pass("sink"))) return f;
+  if (auto f = check("pass expand-conversions after sink", m, pass("expand-conversions"))) return f;
+  if (auto f = check("pass place-barriers after expand-conversions", m, pass("place-barriers"))) return f;
   if (auto f = check("print/parse round trip of the module with layouts", m, round_trip)) return f;
   if (auto f = check("assign_layouts(warp 64) after the default pipeline", optimized, layouts(64))) return f;
   return std::nullopt;

@@ -184,7 +184,7 @@ int run_ptxas(const Options& o) {
     try {
       auto t = std::chrono::steady_clock::now();
       transforms::run_pass_pipeline(*m, transforms::default_pipeline());
-      transforms::assign_layouts(*m, analysis::target_info(arch));
+      transforms::run_pass_pipeline(*m, transforms::target_pipeline(), transforms::pass_context(*m, arch));
       ir::verify(*m);
       with_layouts = ir::print(*m, {.locations = false});
       // BUG-2 (tests/random/README.md): one layout per rank can replicate another shape of that
@@ -311,7 +311,7 @@ int compile_file(const char* path, const std::string& arch) {
     ir::verify(*m);
     auto t = std::chrono::steady_clock::now();
     transforms::run_pass_pipeline(*m, transforms::default_pipeline());
-    transforms::assign_layouts(*m, analysis::target_info(arch));
+    transforms::run_pass_pipeline(*m, transforms::target_pipeline(), transforms::pass_context(*m, arch));
     ir::verify(*m);
     const lower::DeviceBinary bin = lower::compile_to_device(*m, arch, {.keep_llvm_ir = std::getenv("RANDOM_DUMP") != nullptr});
     if (std::getenv("RANDOM_DUMP")) std::printf("%s\n--- LLVM IR:\n%s\n--- PTX:\n%s\n", ir::print(*m).c_str(), bin.llvm_ir.c_str(), bin.assembly.c_str());

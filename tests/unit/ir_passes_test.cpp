@@ -97,14 +97,14 @@ TEST_CASE("fold: floats round in their element type", "[ir][fold]") {
 
 TEST_CASE("passes: registry and pipeline", "[ir][passes]") {
   CHECK(pass_names() == std::vector<std::string>{"canonicalize", "cse", "dce", "hoist-loads", "pipeline", "legalize-fp8",
-                                                    "coalesce", "sink"});
+                                                    "coalesce", "sink", "expand-conversions", "place-barriers"});
   CHECK(default_pipeline() == std::vector<std::string>{"canonicalize", "cse", "dce", "hoist-loads", "pipeline"});
   REQUIRE(find_pass("cse"));
   CHECK(find_pass("cse")->name == "cse");
   CHECK(find_pass("nope") == nullptr);
   auto m = parse_module("kernel @k() num_warps = 4 {\n  return\n}\n");
   std::vector<std::string> bad = {"cse", "nope"};
-  REQUIRE_THROWS_WITH(run_pass_pipeline(*m, bad), Catch::Contains("unknown pass 'nope' (known: canonicalize, cse, dce, hoist-loads, pipeline, legalize-fp8, coalesce, sink)"));
+  REQUIRE_THROWS_WITH(run_pass_pipeline(*m, bad), Catch::Contains("unknown pass 'nope' (known: canonicalize, cse, dce, hoist-loads, pipeline, legalize-fp8, coalesce, sink, expand-conversions, place-barriers)"));
 }
 
 namespace {
@@ -151,7 +151,7 @@ std::string run_in(const PassContext& context, std::vector<std::string> passes) 
 }  // namespace
 
 TEST_CASE("passes: every pass sees one context (target, num_warps, num_stages)", "[ir][passes]") {
-  CHECK(target_pipeline() == std::vector<std::string>{"legalize-fp8", "coalesce", "sink"});
+  CHECK(target_pipeline() == std::vector<std::string>{"legalize-fp8", "coalesce", "sink", "expand-conversions", "place-barriers"});
   auto m = parse_module(kDotLoop);
   m->num_stages = 3;
   const PassContext sm90 = pass_context(*m, "sm_90a");

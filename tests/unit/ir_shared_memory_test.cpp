@@ -9,11 +9,15 @@
 #include <fmt/format.h>
 
 #include "jit/analysis/layouts.hpp"
+#include "jit/analysis/register_conversion.hpp"
 #include "jit/analysis/shared_memory.hpp"
 #include "jit/ir/parser.hpp"
 #include "jit/ir/verifier.hpp"
+#include "jit/ir/printer.hpp"
 #include "jit/transforms/assign_layouts.hpp"
+#include "jit/transforms/expand_conversions.hpp"
 #include "jit/transforms/pipeline_loads.hpp"
+#include "jit/transforms/place_barriers.hpp"
 
 using namespace tessera;
 
@@ -347,6 +351,67 @@ TEST_CASE("a matmul's epilogue converts to 16-byte runs in the finished ring's b
   for (const ir::Op* c : ops_of_kind(*nested, ir::OpKind::ConvertLayout)) CHECK_FALSE(overlaps_rings(nested_plan, *c, *nested));
   for (const ir::Op* r : ops_of_kind(*nested, ir::OpKind::Reduce))
     if (nested_plan.has_region(*r)) CHECK_FALSE(overlaps_rings(nested_plan, *r, *nested));
+}
+
+TEST_CASE("conversions as shared-memory IR: the epilogue's buffer reuses the finished ring, barriers in the IR",
+          "[shared_memory][wgmma]") {
+  for (const bool nested : {false, true}) {
+    INFO((nested ? "in an outer loop" : "at the top level"));
+    auto m = wgmma_dot_loop(64, 256, 64, 3, /*store_c=*/true, nested);
+    // The rings: the buffers async copies fill (the pipeline pass's), before any conversion's.
+    std::vector<const ir::Op*> rings;
+    for (const ir::Op* c : ops_of_kind(*m, ir::OpKind::AsyncCopy)) {
+      const ir::Op* r = analysis::shared_buffer_of(c->operands[0]);
+      if (std::find(rings.begin(), rings.end(), r) == rings.end()) rings.push_back(r);
+    }
+    REQUIRE(rings.size() == 2);
+    const auto converts_before = ops_of_kind(*m, ir::OpKind::ConvertLayout).size();
+    transforms::expand_conversions(*m);
+    ir::verify(*m);
+    // The 2-D conversion of the accumulator is a buffer now; the 1-D ones of the reduction stay.
+    const auto stores = ops_of_kind(*m, ir::OpKind::Store);
+    const ir::Value* stored = stores.back()->operands.at(1);
+    REQUIRE(stored->def);
+    REQUIRE(stored->def->kind == ir::OpKind::LocalLoad);
+    const ir::Op& load = *stored->def;
+    const ir::Op& buffer = *analysis::shared_buffer_of(load.operands[0]);
+    CHECK(buffer.result()->type.encoding.kind == ir::SharedEncoding::Kind::Padded);
+    CHECK(buffer.result()->type.encoding.bytes == 16);  // 16-byte runs both ways, as convert_row_pad says
+    CHECK(analysis::shared_bytes(buffer) == (64 * 256 + 64 * 4) * 4);
+    const auto converts_after = ops_of_kind(*m, ir::OpKind::ConvertLayout);
+    CHECK(converts_after.size() < converts_before);
+    for (const ir::Op* c : converts_after)
+      CHECK((c->result()->type.rank() != 2 || analysis::register_renaming(c->operands[0]->type, c->result()->type)));
+    {
+      analysis::SharedMemoryPlan unplaced(*m);
+      CHECK_FALSE(unplaced.missing_barriers().empty());
+    }
+    transforms::place_barriers(*m);
+    ir::verify(*m);
+    analysis::SharedMemoryPlan plan(*m);
+    CHECK(plan.missing_barriers().empty());
+    // The load follows a debug_barrier (the other threads' stores); at the top level, so does the
+    // first store after the loop (the ring's last reads and copies, in bytes the conversions
+    // reuse). In an outer loop the conversions have bytes of their own, and the inner loop's
+    // prologue barrier orders them after the last iteration's reads: no barrier before the store.
+    const auto& block = load.parent->ops;
+    auto at = std::find_if(block.begin(), block.end(), [&](auto& o) { return o.get() == &load; });
+    REQUIRE(at - block.begin() >= 2);
+    CHECK((*(at - 1))->kind == ir::OpKind::DebugBarrier);
+    CHECK((*(at - 2))->kind == ir::OpKind::LocalStore);
+    auto loop = std::find_if(block.begin(), block.end(), [](auto& o) { return o->kind == ir::OpKind::For; });
+    auto first_store = std::find_if(loop, block.end(), [](auto& o) { return o->kind == ir::OpKind::LocalStore; });
+    REQUIRE(first_store != block.end());
+    CHECK(((*(first_store - 1))->kind == ir::OpKind::DebugBarrier) == !nested);
+    // At the top level the buffer lies in the finished ring's bytes; in an outer loop (whose next
+    // prologue refills the ring) it has bytes of its own.
+    const bool shares = std::any_of(rings.begin(), rings.end(), [&](const ir::Op* r) { return overlaps(plan, buffer, *r); });
+    CHECK(shares == !nested);
+    // A second run finds nothing missing and adds nothing.
+    const std::string once = ir::print(*m);
+    transforms::place_barriers(*m);
+    CHECK(ir::print(*m) == once);
+  }
 }
 
 namespace {
