@@ -189,6 +189,17 @@ I convert_row_pad(const Op& convert) {
   return 16 / esz;
 }
 
+OperandParts operand_parts(const Op& op, I elements) {
+  OperandParts parts;
+  for (const ir::Value* v : op.operands) {
+    const I esz = ir::dtype_bytes(v->type.dtype);
+    parts.bytes = align_up(parts.bytes, esz);
+    parts.base.push_back(parts.bytes);
+    parts.bytes += elements * esz;
+  }
+  return parts;
+}
+
 I shared_alignment(const Op& op) {
   if (op.kind == OpKind::LocalAlloc) return op.result()->type.encoding.kind == ir::SharedEncoding::Kind::Nvmma ? 1024 : 16;
   return dot_uses_wgmma(op) ? 1024 : 16;
@@ -217,8 +228,7 @@ I shared_bytes(const Op& op) {
       const I warps = warps_along_axis(t, axis);
       if (warps == 1) return 0;
       const I reps = op.kind == OpKind::Scan ? repetitions_along_axis(t, axis) : 1;
-      for (auto* v : op.operands) bytes += reps * warps * (v->type.numel() / t.shape[axis]) * ir::dtype_bytes(v->type.dtype);
-      return bytes;
+      return operand_parts(op, reps * warps * (t.numel() / t.shape[axis])).bytes;
     }
     case OpKind::Reshape:  // shape ops hold all their operands' elements (lower_shape.cpp)
     case OpKind::Trans:

@@ -94,6 +94,14 @@ bool wgmma_spare_stage(const ir::Op& dot);
 // 32. Otherwise it moves single elements, rows padded by one element, so that a column walked down
 // (a transposing conversion) spreads over the banks. The padding in elements.
 std::int64_t convert_row_pad(const ir::Op& convert);
+// A reduction's or scan's region holds one part per operand, `elements` values each: the byte
+// offset of each part, aligned to its element's size (an i8 part before an i32 one is padded), and
+// the region's bytes.
+struct OperandParts {
+  std::vector<std::int64_t> base;
+  std::int64_t bytes = 0;
+};
+OperandParts operand_parts(const ir::Op& op, std::int64_t elements);
 // The bytes of shared memory `op` needs while it runs (0: none), and the alignment of its region
 // (16 bytes; 1024 for a wgmma dot's swizzled operands).
 std::int64_t shared_bytes(const ir::Op& op);

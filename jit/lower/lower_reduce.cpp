@@ -132,7 +132,8 @@ void KernelLowering::lower_reduce(const Op& op) {
       a = combine(op, a, other);
     }
 
-  // (3) Across warps, through shared memory: [warp position][operand][output element].
+  // (3) Across warps, through shared memory: per operand (analysis::operand_parts), [warp
+  // position][output element].
   const I distinct_warps = analysis::warps_along_axis(in_t, axis);
   const ir::Type& out_t = op.result()->type;
   if (distinct_warps > 1) {
@@ -142,12 +143,7 @@ void KernelLowering::lower_reduce(const Op& op) {
     // layout spreads the output exactly as the operand's layout with the axis collapsed.
     std::vector<llvm::Value*> lins;
     for (I o = 0; o < num_out; ++o) lins.push_back(out_t.is_tile() ? element_linear_index(out_t, o) : b_.getInt32(0));
-    I offset_bytes = 0;
-    std::vector<I> operand_base;
-    for (std::size_t i = 0; i < n; ++i) {
-      operand_base.push_back(offset_bytes);
-      offset_bytes += distinct_warps * out_numel * ir::dtype_bytes(op.operands[i]->type.dtype);
-    }
+    const std::vector<I> operand_base = analysis::operand_parts(op, distinct_warps * out_numel).base;
     auto slot_ptr = [&](std::size_t i, llvm::Value* warp, llvm::Value* lin, llvm::Type* elem) {
       llvm::Value* base = b_.CreateGEP(b_.getInt8Ty(), scratch(op), b_.getInt32(static_cast<std::uint32_t>(operand_base[i])));
       llvm::Value* idx = b_.CreateAdd(b_.CreateMul(warp, b_.getInt32(static_cast<std::uint32_t>(out_numel))), lin);

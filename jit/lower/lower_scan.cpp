@@ -135,14 +135,11 @@ void KernelLowering::lower_scan(const Op& op) {
     std::vector<llvm::Value*> line_index;
     for (I line = 0; line < num_lines; ++line) line_index.push_back(line_t.is_tile() ? element_linear_index(line_t, line) : u32(0));
     std::vector<llvm::Type*> mem_types;
-    std::vector<I> base;
-    I bytes = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const auto& ti = op.operands[i]->type;
       mem_types.push_back(ti.dtype == DType::I1 ? b_.getInt8Ty() : scalar_type(ti.element()));
-      base.push_back(bytes);
-      bytes += reps * warps * lines_total * ir::dtype_bytes(ti.dtype);
     }
+    const std::vector<I> base = analysis::operand_parts(op, reps * warps * lines_total).base;
     auto slot_ptr = [&](std::size_t i, I r, llvm::Value* warp, I line) {
       llvm::Value* at = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(u32(r * warps), warp), u32(lines_total)), line_index[line]);
       return b_.CreateGEP(mem_types[i], b_.CreateGEP(b_.getInt8Ty(), scratch(op), u32(base[i])), at);
