@@ -107,24 +107,9 @@ std::string run_one(const cuda::CudaDriver& drv, const std::string& target, cons
     drv.set_function_attribute(f, cuda::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(shared));
 
   DeviceMemory dev(drv, initial);
-  // Kernel parameters: device pointers, i32 scalars, f32 scalars (each in an 8-byte slot).
-  std::vector<std::uint64_t> slots(p.args.size(), 0);
-  std::vector<void*> params(p.args.size());
-  for (std::size_t i = 0; i < p.args.size(); ++i) {
-    const ArgSpec& a = p.args[i];
-    if (a.kind == ArgSpec::Kind::Buffer) {
-      slots[i] = dev.ptrs[static_cast<std::size_t>(a.buffer)];
-    } else if (a.kind == ArgSpec::Kind::Int) {
-      const auto v = static_cast<std::int32_t>(a.int_value);
-      std::memcpy(&slots[i], &v, sizeof v);
-    } else {
-      const auto v = static_cast<float>(a.float_value);
-      std::memcpy(&slots[i], &v, sizeof v);
-    }
-    params[i] = &slots[i];
-  }
+  KernelParams params = kernel_params(p, [&](std::size_t b) { return static_cast<std::uint64_t>(dev.ptrs[b]); });
   drv.launch(f, {p.grid[0], p.grid[1], p.grid[2]}, {static_cast<unsigned>(bin.num_threads), 1, 1}, shared, nullptr,
-             params.data());
+             params.pointers.data());
   drv.context_synchronize();
   Memory got(initial);
   dev.copy_back(got);

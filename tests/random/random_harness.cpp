@@ -208,6 +208,25 @@ std::string compare_exact(const Program& p, const Memory& want, const Memory& go
   });
 }
 
+KernelParams kernel_params(const Program& p, const std::function<std::uint64_t(std::size_t buffer)>& address) {
+  KernelParams k;
+  k.slots.assign(p.args.size(), 0);
+  for (std::size_t i = 0; i < p.args.size(); ++i) {
+    const ArgSpec& a = p.args[i];
+    if (a.kind == ArgSpec::Kind::Buffer) {
+      k.slots[i] = address(static_cast<std::size_t>(a.buffer));
+    } else if (a.kind == ArgSpec::Kind::Int) {
+      const auto v = static_cast<std::int32_t>(a.int_value);
+      std::memcpy(&k.slots[i], &v, sizeof v);
+    } else {
+      const auto v = static_cast<float>(a.float_value);
+      std::memcpy(&k.slots[i], &v, sizeof v);
+    }
+    k.pointers.push_back(&k.slots[i]);
+  }
+  return k;
+}
+
 std::string compare_close(const Program& p, const Memory& want, const Memory& got) {
   return compare(p, want, got, [](DType d, const BufferSpec& spec, double w, double g) {
     if (!ir::is_float(d)) return false;

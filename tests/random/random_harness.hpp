@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,6 +45,15 @@ class Memory {
   };
   std::vector<Buffer> buffers_;
 };
+
+// A program's kernel parameters as the drivers (and the host executor) take them: each argument
+// in an 8-byte slot, a buffer as `address(i)` of its buffer i, i32 and f32 scalars in the low
+// bytes; `pointers[i]` points at slot i (the slots' storage moves with the object, never copied).
+struct KernelParams {
+  std::vector<std::uint64_t> slots;
+  std::vector<void*> pointers;
+};
+KernelParams kernel_params(const Program& p, const std::function<std::uint64_t(std::size_t buffer)>& address);
 
 // The seed of a program's input data (a function of the program's seed).
 std::uint64_t data_seed(const Program& p);

@@ -1,6 +1,5 @@
 #include "random_host.hpp"
 
-#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -38,23 +37,8 @@ std::string run_on_host(const Program& p, const std::string& target) {
 
   Memory got(initial);
   const std::vector<ArgValue> args = got.arguments(p);
-  // Parameters as the drivers take them: pointers, i32 and f32 scalars, each in an 8-byte slot.
-  std::vector<std::uint64_t> slots(p.args.size(), 0);
-  std::vector<void*> params(p.args.size());
-  for (std::size_t i = 0; i < p.args.size(); ++i) {
-    const ArgSpec& a = p.args[i];
-    if (a.kind == ArgSpec::Kind::Buffer) {
-      slots[i] = reinterpret_cast<std::uint64_t>(got.data(static_cast<std::size_t>(a.buffer)));
-    } else if (a.kind == ArgSpec::Kind::Int) {
-      const auto v = static_cast<std::int32_t>(a.int_value);
-      std::memcpy(&slots[i], &v, sizeof v);
-    } else {
-      const auto v = static_cast<float>(a.float_value);
-      std::memcpy(&slots[i], &v, sizeof v);
-    }
-    params[i] = &slots[i];
-  }
-  executor.launch(kernel.get(), p.grid, args, params.data());
+  KernelParams params = kernel_params(p, [&](std::size_t b) { return reinterpret_cast<std::uint64_t>(got.data(b)); });
+  executor.launch(kernel.get(), p.grid, args, params.pointers.data());
   return compare_close(p, want, got);
 }
 
