@@ -267,11 +267,12 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
   // loop's body when ops after it may reuse its bytes (-1: none may).
   std::map<const Op*, I> position;
   ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) { position[&op] = static_cast<I>(position.size()); });
-  // The last position of the top-level op that holds the buffer's last use, or of the first
-  // async_wait {pending = 0} after it: copies into the buffer may land until then (an op the
-  // layout pass put between a loop and its wait must not share the bytes).
-  auto ring_end = [&](const Op& alloc) -> I {
-    I last = position.at(&alloc);
+  // Where a buffer is live: from the first top-level op that uses it to the last position of the
+  // top-level op that holds its last use, or of the first async_wait {pending = 0} after it:
+  // copies into the buffer may land until then (an op the layout pass put between a loop and its
+  // wait must not share the bytes).
+  auto buffer_span = [&](const Op& alloc) -> std::pair<I, I> {
+    I first = -1, last = position.at(&alloc);
     bool waiting = false;
     for (const auto& top : m.entry().ops) {
       bool uses = uses_buffer(*top, alloc);
@@ -282,6 +283,7 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
           end = std::max(end, position.at(&o));
         });
       if (uses) {
+        if (first < 0) first = position.at(top.get());
         last = std::max(last, end);
         waiting = true;
       } else if (waiting && top->kind == OpKind::AsyncWait && top->int_attr("pending") == 0) {
@@ -289,23 +291,31 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
         waiting = false;
       }
     }
-    return last;
-  };
-  struct Placed {
-    const Op* op;
-    I begin, end;
-    I reusable_after;  // a ring: ops past this position may share its bytes; -1 otherwise
-  };
-  // Two private regions may share bytes only when one is a ring and the other comes after it.
-  auto may_share = [&](const Placed& p, const Op& op, bool ring) {
-    return !ring && p.reusable_after >= 0 && position.at(&op) > p.reusable_after;
+    return {first < 0 ? position.at(&alloc) : first, last};
   };
   // Rings: buffers that async copies fill (the pipeline pass's). Other buffers (a conversion's)
-  // are private regions like a reduction's.
+  // are private regions like a reduction's, but for their live spans.
   std::set<const Op*> rings;
   ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) {
     if (op.kind == OpKind::AsyncCopy) rings.insert(shared_buffer_of(op.operands[0]));
   });
+  struct Placed {
+    const Op* op;
+    I begin, end;
+    bool ring = false, buffer = false;  // a local_alloc: async copies fill it, or not
+    I live_begin = -1, live_end = -1;   // a buffer's span (buffer_span); an op's own position
+  };
+  // Two private regions may share bytes where one is dead before the other is first written: an
+  // op or buffer after a ring's span (a matmul's epilogue in the finished ring), or two buffers
+  // (conversions) in different top-level ops. Ops that move elements through their own regions
+  // (reductions, scans, and conversions of other than 2-D tiles) never share with each other, so
+  // that two in a row need no barrier between them (softmax's max then sum); place-barriers puts
+  // one where two buffers share bytes.
+  auto may_share = [&](const Placed& p, const Placed& q) {
+    if (q.ring) return false;
+    if (p.ring) return q.live_begin > p.live_end;
+    return p.buffer && q.buffer && q.live_begin > p.live_end;
+  };
   I shared_region = 0, private_bytes = 0;
   alignment_ = 16;
   std::vector<Placed> private_ops, shared_ops;
@@ -318,16 +328,20 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
     const I align = shared_alignment(op);
     alignment_ = std::max(alignment_, align);
     if (!is_private_user(op)) {
-      shared_ops.push_back({&op, 0, bytes, -1});
+      shared_ops.push_back({&op, 0, bytes});
       shared_region = std::max(shared_region, align_up(bytes, 16));
       return;
     }
     // First fit: the lowest aligned offset, from 0 or past some placed region, that overlaps no
     // region this one may not share.
-    const bool ring = rings.count(&op) > 0;
+    Placed q{&op, 0, bytes};
+    q.buffer = op.kind == OpKind::LocalAlloc;
+    q.ring = rings.count(&op) > 0;
+    if (q.buffer) std::tie(q.live_begin, q.live_end) = buffer_span(op);
+    else q.live_begin = q.live_end = position.at(&op);
     auto fits = [&](I at) {
       return std::none_of(private_ops.begin(), private_ops.end(), [&](const Placed& p) {
-        return at < p.end && p.begin < at + bytes && !may_share(p, op, ring);
+        return at < p.end && p.begin < at + bytes && !may_share(p, q);
       });
     };
     I at = 0;
@@ -336,7 +350,9 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
         const I candidate = align_up(p.end, align);
         if (fits(candidate) && (at == 0 || candidate < at)) at = candidate;
       }
-    private_ops.push_back({&op, at, at + bytes, ring ? ring_end(op) : -1});
+    q.begin = at;
+    q.end = at + bytes;
+    private_ops.push_back(q);
     private_bytes = std::max(private_bytes, align_up(at + bytes, 16));  // each region 16-byte aligned
   });
   // The private regions start where the shared one ends, aligned as the most demanding of them.

@@ -14,7 +14,9 @@
 // Allocation: conversions, reductions, scans and shared buffers (local_alloc: a conversion's,
 // transforms/expand_conversions.hpp, or a ring) get regions of their own, so that two of them in
 // a row need no barrier between them (softmax's max then sum); the other users share one region
-// at offset 0, reused by each of them. A pipelined dot's ring (a buffer that async copies fill) is
+// at offset 0, reused by each of them. Two buffers used in different top-level ops (conversions
+// one after the other) may share bytes, with a barrier between (place-barriers finds it).
+// A pipelined dot's ring (a buffer that async copies fill) is
 // live from its prologue to the end of its loop: ops after that loop (a matmul's epilogue
 // conversion) may reuse its bytes, where the loop is not itself inside a loop (whose next
 // iteration's prologue would write the ring again).

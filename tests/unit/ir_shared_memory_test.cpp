@@ -415,6 +415,77 @@ TEST_CASE("conversions as shared-memory IR: the epilogue's buffer reuses the fin
 }
 
 namespace {
+// Copies x's 32 x 32 tile `n` (row-major) to y transposed: a load coalesced along rows, a store
+// along columns, and a 2-D conversion between them (rows and columns of 32 as %r and %c).
+std::string transpose_copy(int n) {
+  const std::string k = std::to_string(n);
+  return fmt::format(R"(
+  %in{0} = add %rc, %tile{0} : <32x32xi32>
+  %out{0} = add %cr, %tile{0} : <32x32xi32>
+  %px{0} = addptr %xs, %in{0} : <32x32xptr<f32>>
+  %py{0} = addptr %ys, %out{0} : <32x32xptr<f32>>
+  %v{0} = load %px{0} : <32x32xf32>
+  store %py{0}, %v{0}
+)",
+                     k);
+}
+const std::string kTransposePrelude = R"(
+  %a = arange {end = 32, start = 0} : <32xi32>
+  %r = expand_dims %a {axis = 1} : <32x1xi32>
+  %c = expand_dims %a {axis = 0} : <1x32xi32>
+  %k32 = constant {value = 32} : <32x1xi32>
+  %r32 = mul %r, %k32 : <32x1xi32>
+  %k32c = constant {value = 32} : <1x32xi32>
+  %c32 = mul %c, %k32c : <1x32xi32>
+  %rb = broadcast %r32 : <32x32xi32>
+  %cb = broadcast %c : <32x32xi32>
+  %rc = add %rb, %cb : <32x32xi32>
+  %cb32 = broadcast %c32 : <32x32xi32>
+  %rbb = broadcast %r : <32x32xi32>
+  %cr = add %cb32, %rbb : <32x32xi32>
+  %xs = splat %x : <32x32xptr<f32>>
+  %ys = splat %y : <32x32xptr<f32>>
+  %tile0 = constant {value = 0} : <32x32xi32>
+  %tile1 = constant {value = 1024} : <32x32xi32>
+)";
+}  // namespace
+
+TEST_CASE("conversion buffers in different top-level ops share bytes, a barrier between them", "[shared_memory]") {
+  auto m = with_layouts(kTransposePrelude + transpose_copy(0) + transpose_copy(1),
+                        "%x: ptr<f32> {divisibility = 16}, %y: ptr<f32> {divisibility = 16}");
+  transforms::expand_conversions(*m);
+  transforms::place_barriers(*m);
+  ir::verify(*m);
+  const auto buffers = ops_of_kind(*m, ir::OpKind::LocalAlloc);
+  REQUIRE(buffers.size() == 2);
+  analysis::SharedMemoryPlan plan(*m);
+  CHECK(plan.offset(*buffers[0]) == plan.offset(*buffers[1]));
+  CHECK(plan.total_bytes() == analysis::shared_bytes(*buffers[0]));
+  // Barriers: before each load (other threads' stores) and before the second store (the first
+  // conversion's reads of the same bytes): three.
+  CHECK(ops_of_kind(*m, ir::OpKind::DebugBarrier).size() == 3);
+  const auto stores = ops_of_kind(*m, ir::OpKind::LocalStore);
+  REQUIRE(stores.size() == 2);
+  const auto& top = m->entry().ops;
+  auto second = std::find_if(top.begin(), top.end(), [&](auto& o) { return o.get() == stores[1]; });
+  CHECK((*(second - 1))->kind == ir::OpKind::DebugBarrier);
+
+  // Both in one loop: live together, bytes of their own; the loop's next iteration makes the
+  // first store wait for the last load.
+  auto looped = with_layouts(kTransposePrelude + "  %c0 = constant {value = 0} : i32\n  %c1 = constant {value = 1} : i32\n"
+                             "  %n = for %c0, %c1, %c1, %c0 : i32 {\n  ^bb(%i: i32, %s: i32):\n" +
+                                 transpose_copy(0) + transpose_copy(1) + "    yield %s\n  }\n",
+                             "%x: ptr<f32> {divisibility = 16}, %y: ptr<f32> {divisibility = 16}");
+  transforms::expand_conversions(*looped);
+  transforms::place_barriers(*looped);
+  const auto looped_buffers = ops_of_kind(*looped, ir::OpKind::LocalAlloc);
+  REQUIRE(looped_buffers.size() == 2);
+  analysis::SharedMemoryPlan looped_plan(*looped);
+  CHECK(looped_plan.offset(*looped_buffers[0]) != looped_plan.offset(*looped_buffers[1]));
+  CHECK(looped_plan.missing_barriers().empty());
+}
+
+namespace {
 std::vector<std::unique_ptr<ir::Op>>::iterator position_in(ir::Block& b, const ir::Op* op) {
   return std::find_if(b.ops.begin(), b.ops.end(), [&](auto& o) { return o.get() == op; });
 }
