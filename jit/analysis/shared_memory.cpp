@@ -295,7 +295,7 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
   };
   // Rings: buffers that async copies fill (the pipeline pass's). Other buffers (a conversion's)
   // are private regions like a reduction's, but for their live spans.
-  std::set<const Op*> rings;
+  std::set<const Op*>& rings = rings_;
   ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) {
     if (op.kind == OpKind::AsyncCopy) rings.insert(shared_buffer_of(op.operands[0]));
   });
@@ -381,7 +381,8 @@ SharedMemoryPlan::Pending SharedMemoryPlan::join(const Pending& a, const Pending
 
 void SharedMemoryPlan::walk_phase(const Op& op, int phase, Access access, Pending& pending) {
   // An op's reads follow its own writes: the barrier between them is part of the op.
-  const bool in_ir = phase == 1 || (phase == 0 && op.has_attr(kBarrierBeforeWrites));
+  // (The attribute speaks only for ops whose lowering reads it: not local_store or local_load.)
+  const bool in_ir = phase == 1 || (phase == 0 && !is_shared_access(op) && op.has_attr(kBarrierBeforeWrites));
   const bool conflict = std::any_of(pending.begin(), pending.end(), [&](const Access& p) {
     return (p.write || access.write) && p.begin < access.end && access.begin < p.end;
   });

@@ -127,6 +127,10 @@ class SharedMemoryPlan {
   // The barriers needed that the IR does not have, in the order the walk met them (what
   // place-barriers inserts; the lowering requires none).
   const std::vector<std::pair<const ir::Op*, int>>& missing_barriers() const { return missing_; }
+  // A ring: a buffer that async copies fill. Its accesses are ordered by the IR's waits and the
+  // pipeliner's barriers, which the walk does not model: the lowering compiles no local_store or
+  // local_load of a ring, and no dot reading a view of a buffer that is not one.
+  bool is_ring(const ir::Op& alloc) const { return rings_.count(&alloc) > 0; }
   // One line per shared-memory op: "<op> @<line>: [offset, end) barriers before: write read".
   std::string describe() const;
 
@@ -151,6 +155,7 @@ class SharedMemoryPlan {
   std::vector<const ir::Op*> users_;                                         // in program order
   std::set<std::pair<const ir::Op*, int>> barriers_;                         // (op, phase)
   std::vector<std::pair<const ir::Op*, int>> missing_;                       // needed, not in the IR
+  std::set<const ir::Op*> rings_;                                            // buffers async copies fill
   std::int64_t total_bytes_ = 0;
   std::int64_t alignment_ = 16;
 };

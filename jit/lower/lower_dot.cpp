@@ -85,6 +85,11 @@ void KernelLowering::lower_dot(const Op& op) {
   llvm::Value* b_smem = nullptr;
   if (analysis::is_async_dot(op)) {
     // Views of rings (the pipeline pass's): the IR's wait, fence and barrier come before.
+    for (int l = 0; l < 2; ++l)
+      if (!smem_plan_->is_ring(*analysis::shared_buffer_of(op.operands[static_cast<std::size_t>(l)])))
+        throw ProgramError(fmt::format("dot at {}: reading a view of a buffer no async_copy fills is not compiled yet "
+                                       "(the pipeline pass's rings are)",
+                                       op.loc.str()));
     a_smem = get(op.operands[0])[0];
     b_smem = get(op.operands[1])[0];
   } else {

@@ -23,13 +23,20 @@ void check_compiled_rank(const Op& op, const ir::Type& buffer) {
                                    op.name(), op.loc.str(), buffer.rank(), ir::to_string(buffer)));
 }
 
-// A view local_store and local_load can move: one stage of 2-D tiles, of elements wider than a bit.
-void check_compiled_view(const Op& op, const ir::Type& view) {
+}  // namespace
+
+// A view local_store and local_load can move: one stage of 2-D tiles, of elements wider than a
+// bit, of a buffer no async copy fills (whose barriers the IR's schedule would have to say).
+void KernelLowering::check_compiled_view(const Op& op) const {
+  const ir::Type& view = op.operands[0]->type;
   if (view.rank() != 2 || view.dtype == ir::DType::I1)
     throw ProgramError(fmt::format("'{}' at {}: a view of {} is not compiled yet (one stage of 2-D tiles of bytes or wider is)",
                                    op.name(), op.loc.str(), ir::to_string(view)));
+  if (smem_plan_->is_ring(*analysis::shared_buffer_of(op.operands[0])))
+    throw ProgramError(fmt::format("'{}' at {}: a buffer that async_copy also fills is not compiled yet (its barriers would "
+                                   "have to follow the copies' waits)",
+                                   op.name(), op.loc.str()));
 }
-}  // namespace
 
 KernelLowering::SharedTile KernelLowering::shared_tile(const ir::Type& view) const {
   SharedTile s;
@@ -81,7 +88,7 @@ void KernelLowering::lower_shared_memory_op(const Op& op) {
 void KernelLowering::lower_local_store(const Op& op) {
   const ir::Value* view = op.operands[0];
   const ir::Value* value = op.operands[1];
-  check_compiled_view(op, view->type);
+  check_compiled_view(op);
   llvm::Value* base = get(view)[0];
   // Where the layout repeats the tile over threads, only the first copy's threads write: two
   // unordered writes of one address are a race to compute-sanitizer even with equal bytes.
@@ -90,7 +97,7 @@ void KernelLowering::lower_local_store(const Op& op) {
 
 void KernelLowering::lower_local_load(const Op& op) {
   const ir::Value* view = op.operands[0];
-  check_compiled_view(op, view->type);
+  check_compiled_view(op);
   set(op.result(), load_from_shared(op.result()->type, get(view)[0], shared_tile(view->type)));
 }
 

@@ -143,6 +143,7 @@ class KernelLowering {
   // its groups, the async-proxy fence. A dot over views reads its operands where they lie.
   void lower_shared_memory_op(const ir::Op& op);
   void lower_async_copy(const ir::Op& op);
+  void check_compiled_view(const ir::Op& op) const;  // of a local_store or local_load
   void lower_local_store(const ir::Op& op);
   void lower_local_load(const ir::Op& op);
   // Writes tile `v` into shared memory at `base`, laid out as `tile` says; reads a tile of type `t`
