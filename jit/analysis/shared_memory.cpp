@@ -263,8 +263,7 @@ bool uses_buffer(const Op& op, const Op& alloc) {
 
 void SharedMemoryPlan::allocate(const ir::Module& m) {
   const auto used = used_values(m);
-  // Program order (pre-order: a loop before its body), and for a ring the last position of its
-  // loop's body when ops after it may reuse its bytes (-1: none may).
+  // Program order (pre-order: a loop before its body).
   std::map<const Op*, I> position;
   ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) { position[&op] = static_cast<I>(position.size()); });
   // Where a buffer is live: from the first top-level op that uses it to the last position of the
