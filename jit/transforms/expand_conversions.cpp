@@ -1,7 +1,6 @@
 #include "jit/transforms/expand_conversions.hpp"
 
 #include <algorithm>
-#include <memory>
 #include <vector>
 
 #include "jit/analysis/register_conversion.hpp"
@@ -33,12 +32,6 @@ ir::Type view_type(const Op& convert) {
   return t;
 }
 
-// Moves the ops `scratch` holds, in order, to just before `anchor`.
-void move_before(ir::Block& scratch, Op& anchor) {
-  for (auto& op : scratch.ops) insert_before(anchor, std::move(op));
-  scratch.ops.clear();
-}
-
 }  // namespace
 
 void expand_conversions(ir::Module& m) {
@@ -57,10 +50,10 @@ void expand_conversions(ir::Module& m) {
     b.set_loc(convert->loc);
     Value* buf = b.create1(OpKind::LocalAlloc, {}, buffer);
     Value* stage = b.create1(OpKind::SmemIndex, {buf, b.int_constant(ir::DType::I32, 0)}, view);
-    move_before(scratch, *top);
+    splice_before(scratch, *top);
     b.create(OpKind::LocalStore, {stage, convert->operands[0]}, {});
     Value* converted = b.create1(OpKind::LocalLoad, {stage}, convert->result()->type);
-    move_before(scratch, *convert);
+    splice_before(scratch, *convert);
     replace_op(m, *convert, {converted});
   }
 }

@@ -32,12 +32,6 @@ bool clonable(const Op& op) {
 }
 
 // Moves the ops built in `scratch` into `block` before `pos`.
-void splice(ir::Block& scratch, ir::Block& block, std::vector<std::unique_ptr<Op>>::iterator pos) {
-  for (auto& op : scratch.ops) op->parent = &block;
-  block.ops.insert(pos, std::make_move_iterator(scratch.ops.begin()), std::make_move_iterator(scratch.ops.end()));
-  scratch.ops.clear();
-}
-
 Value* map_of(const std::unordered_map<const Value*, Value*>& map, Value* v) {
   auto it = map.find(v);
   return it == map.end() ? v : it->second;

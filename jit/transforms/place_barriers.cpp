@@ -1,7 +1,5 @@
 #include "jit/transforms/place_barriers.hpp"
 
-#include <memory>
-
 #include "jit/analysis/shared_memory.hpp"
 #include "jit/transforms/rewrite.hpp"
 
@@ -28,14 +26,8 @@ void place_barriers(ir::Module& m) {
   // placing them all gives the IR it walked.
   for (const auto& [op, phase] : plan.missing_barriers()) {
     Op& o = const_cast<Op&>(*op);
-    if (analysis::is_shared_access(o)) {
-      auto barrier = std::make_unique<Op>();
-      barrier->kind = OpKind::DebugBarrier;
-      barrier->loc = o.loc;
-      insert_before(o, std::move(barrier));
-    } else {
-      o.attrs[analysis::kBarrierBeforeWrites] = std::int64_t{1};
-    }
+    if (analysis::is_shared_access(o)) insert_marker(o, OpKind::DebugBarrier, o.loc);
+    else o.attrs[analysis::kBarrierBeforeWrites] = std::int64_t{1};
   }
 }
 

@@ -1,5 +1,6 @@
 #include "jit/transforms/rewrite.hpp"
 
+#include <iterator>
 #include <stdexcept>
 
 namespace tessera::transforms {
@@ -50,6 +51,24 @@ Op* insert_before(Op& anchor, std::unique_ptr<Op> op) {
   op->parent = &b;
   auto it = b.ops.begin() + static_cast<std::ptrdiff_t>(index_in_block(anchor));
   return b.ops.insert(it, std::move(op))->get();
+}
+
+void splice(Block& scratch, Block& block, std::vector<std::unique_ptr<Op>>::iterator pos) {
+  for (auto& op : scratch.ops) op->parent = &block;
+  block.ops.insert(pos, std::make_move_iterator(scratch.ops.begin()), std::make_move_iterator(scratch.ops.end()));
+  scratch.ops.clear();
+}
+
+void splice_before(Block& scratch, Op& anchor) {
+  Block& b = *anchor.parent;
+  splice(scratch, b, b.ops.begin() + static_cast<std::ptrdiff_t>(index_in_block(anchor)));
+}
+
+Op* insert_marker(Op& anchor, OpKind kind, const SourceLoc& loc) {
+  auto op = std::make_unique<Op>();
+  op->kind = kind;
+  op->loc = loc;
+  return insert_before(anchor, std::move(op));
 }
 
 Value* constant_before(Op& anchor, const Type& t, Attr value) {

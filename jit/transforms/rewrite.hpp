@@ -2,6 +2,7 @@
 #pragma once
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "jit/ir/ir.hpp"
 
@@ -26,6 +27,11 @@ bool is_pure_compute(const ir::Op& op);
 std::size_t index_in_block(const ir::Op& op);
 // Inserts `op` into anchor's block just before anchor; returns it.
 ir::Op* insert_before(ir::Op& anchor, std::unique_ptr<ir::Op> op);
+// Moves every op of `scratch` (built there with a Builder), in order, into `block` before `pos`.
+void splice(ir::Block& scratch, ir::Block& block, std::vector<std::unique_ptr<ir::Op>>::iterator pos);
+void splice_before(ir::Block& scratch, ir::Op& anchor);
+// An op of `kind` with no operands or results (a fence, a barrier) just before `anchor`.
+ir::Op* insert_marker(ir::Op& anchor, ir::OpKind kind, const ir::SourceLoc& loc);
 // A `constant {value}` of type t, placed before anchor with anchor's location.
 ir::Value* constant_before(ir::Op& anchor, const ir::Type& t, ir::Attr value);
 // Removes op from its block (destroying it, its results and its regions).

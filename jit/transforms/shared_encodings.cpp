@@ -58,14 +58,6 @@ void set_encoding(ir::Module& m, Op& alloc, const SharedEncoding& e) {
   });
 }
 
-// An op of `kind` with no operands or results (a fence, a barrier) just before `anchor`.
-void insert_marker(Op& anchor, OpKind kind, const ir::SourceLoc& loc) {
-  auto op = std::make_unique<Op>();
-  op->kind = kind;
-  op->loc = loc;
-  insert_before(anchor, std::move(op));
-}
-
 // The fence goes before the barrier between the dot and its wait (each thread fences its own
 // copies, then the barrier makes every thread's visible), or right before the dot without one.
 void fence_before(Op& dot) {
