@@ -302,58 +302,78 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
     const Op* op;
     I begin, end;
     bool ring = false, buffer = false;  // a local_alloc: async copies fill it, or not
-    I live_begin = -1, live_end = -1;   // a buffer's span (buffer_span); an op's own position
+    I live_begin = -1, live_end = -1;   // a buffer's span (buffer_span); else its top-level op's
   };
+  // The span of the top-level op that holds each op.
+  std::map<const Op*, std::pair<I, I>> top_span;
+  for (const auto& top : m.entry().ops) {
+    std::vector<const Op*> inside{top.get()};
+    I end = position.at(top.get());
+    for (const auto& r : top->regions)
+      ir::walk(*r->block, [&](const Op& o) {
+        inside.push_back(&o);
+        end = std::max(end, position.at(&o));
+      });
+    for (const Op* o : inside) top_span[o] = {position.at(top.get()), end};
+  }
   // Two private regions may share bytes where one is dead before the other is first written: an
   // op or buffer after a ring's span (a matmul's epilogue in the finished ring), or two buffers
   // (conversions) in different top-level ops. Ops that move elements through their own regions
-  // (reductions, scans, and conversions of other than 2-D tiles) never share with each other, so
-  // that two in a row need no barrier between them (softmax's max then sum); place-barriers puts
-  // one where two buffers share bytes.
-  auto may_share = [&](const Placed& p, const Placed& q) {
+  // (reductions, scans, and conversions of other than 2-D tiles) keep regions of their own, so
+  // that two in a row need no barrier between them (softmax's max then sum), unless that costs
+  // more than kSeparateRegionsBytes: then any two in different top-level ops may share too
+  // (place-barriers puts a barrier where two share bytes).
+  auto may_share = [&](const Placed& p, const Placed& q, bool share_ops) {
     if (q.ring) return false;
     if (p.ring) return q.live_begin > p.live_end;
-    return p.buffer && q.buffer && q.live_begin > p.live_end;
+    return (share_ops || (p.buffer && q.buffer)) && (q.live_begin > p.live_end || p.live_begin > q.live_end);
   };
-  I shared_region = 0, private_bytes = 0;
-  alignment_ = 16;
   std::vector<Placed> private_ops, shared_ops;
-  ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) {
-    const bool atomic = op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas;
-    if (atomic && !used.count(op.result())) return;  // nobody reads the old values: nothing to share
-    const I bytes = shared_bytes(op);
-    if (bytes == 0) return;
-    users_.push_back(&op);
-    const I align = shared_alignment(op);
-    alignment_ = std::max(alignment_, align);
-    if (!is_private_user(op)) {
-      shared_ops.push_back({&op, 0, bytes});
-      shared_region = std::max(shared_region, align_up(bytes, 16));
-      return;
-    }
-    // First fit: the lowest aligned offset, from 0 or past some placed region, that overlaps no
-    // region this one may not share.
-    Placed q{&op, 0, bytes};
-    q.buffer = op.kind == OpKind::LocalAlloc;
-    q.ring = rings.count(&op) > 0;
-    if (q.buffer) std::tie(q.live_begin, q.live_end) = buffer_span(op);
-    else q.live_begin = q.live_end = position.at(&op);
-    auto fits = [&](I at) {
-      return std::none_of(private_ops.begin(), private_ops.end(), [&](const Placed& p) {
-        return at < p.end && p.begin < at + bytes && !may_share(p, q);
-      });
-    };
-    I at = 0;
-    if (!fits(at))
-      for (const Placed& p : private_ops) {
-        const I candidate = align_up(p.end, align);
-        if (fits(candidate) && (at == 0 || candidate < at)) at = candidate;
+  I shared_region = 0, private_bytes = 0;
+  auto place_all = [&](bool share_ops) {
+    private_ops.clear();
+    shared_ops.clear();
+    users_.clear();
+    shared_region = private_bytes = 0;
+    alignment_ = 16;
+    ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) {
+      const bool atomic = op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas;
+      if (atomic && !used.count(op.result())) return;  // nobody reads the old values: nothing to share
+      const I bytes = shared_bytes(op);
+      if (bytes == 0) return;
+      users_.push_back(&op);
+      const I align = shared_alignment(op);
+      alignment_ = std::max(alignment_, align);
+      if (!is_private_user(op)) {
+        shared_ops.push_back({&op, 0, bytes});
+        shared_region = std::max(shared_region, align_up(bytes, 16));
+        return;
       }
-    q.begin = at;
-    q.end = at + bytes;
-    private_ops.push_back(q);
-    private_bytes = std::max(private_bytes, align_up(at + bytes, 16));  // each region 16-byte aligned
-  });
+      // First fit: the lowest aligned offset, from 0 or past some placed region, that overlaps no
+      // region this one may not share.
+      Placed q{&op, 0, bytes};
+      q.buffer = op.kind == OpKind::LocalAlloc;
+      q.ring = rings.count(&op) > 0;
+      std::tie(q.live_begin, q.live_end) = q.buffer ? buffer_span(op) : top_span.at(&op);
+      auto fits = [&](I at) {
+        return std::none_of(private_ops.begin(), private_ops.end(), [&](const Placed& p) {
+          return at < p.end && p.begin < at + bytes && !may_share(p, q, share_ops);
+        });
+      };
+      I at = 0;
+      if (!fits(at))
+        for (const Placed& p : private_ops) {
+          const I candidate = align_up(p.end, align);
+          if (fits(candidate) && (at == 0 || candidate < at)) at = candidate;
+        }
+      q.begin = at;
+      q.end = at + bytes;
+      private_ops.push_back(q);
+      private_bytes = std::max(private_bytes, align_up(at + bytes, 16));  // each region 16-byte aligned
+    });
+  };
+  place_all(false);
+  if (private_bytes > kSeparateRegionsBytes) place_all(true);
   // The private regions start where the shared one ends, aligned as the most demanding of them.
   shared_region = align_up(shared_region, alignment_);
   for (const Placed& u : shared_ops) regions_[u.op] = {0, u.end};

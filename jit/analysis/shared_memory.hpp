@@ -15,7 +15,10 @@
 // transforms/expand_conversions.hpp, or a ring) get regions of their own, so that two of them in
 // a row need no barrier between them (softmax's max then sum); the other users share one region
 // at offset 0, reused by each of them. Two buffers used in different top-level ops (conversions
-// one after the other) may share bytes, with a barrier between (place-barriers finds it).
+// one after the other) may share bytes, with a barrier between (place-barriers finds it). Where
+// regions of their own would take more than kSeparateRegionsBytes, any two of these users in
+// different top-level ops share bytes the same way: a barrier between them is cheaper than the
+// programs per SM (or the launch) that the bytes would cost.
 // A pipelined dot's ring (a buffer that async copies fill) is
 // live from its prologue to the end of its loop: ops after that loop (a matmul's epilogue
 // conversion) may reuse its bytes, where the loop is not itself inside a loop (whose next
@@ -44,6 +47,9 @@
 
 namespace tessera::analysis {
 
+// The bytes of private regions (reductions', scans', conversions') above which those in different
+// top-level ops share bytes (see above).
+inline constexpr std::int64_t kSeparateRegionsBytes = 16 * 1024;
 // True when some element of `t` is held by more than one thread (a tile smaller than its layout's
 // CTA tile, or a scalar): an atomic on it runs once, in the owner, and shares its old value.
 bool has_replicas(const ir::Type& t);

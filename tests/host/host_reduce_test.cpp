@@ -105,3 +105,45 @@ TEMPLATE_TEST_CASE("reductions of integers and narrow floats on the host targets
   for (auto [m, n, bm, bn] : {std::array<int, 4>{37, 1000, 4, 256}, {1000, 37, 256, 4}, {9, 9, 2, 2}, {3, 5000, 1, 4096}})
     check_reduce<TestType>(m, n, bm, bn, kFew32, kFew64);
 }
+
+TEST_CASE("many column sums in a row share shared memory past its budget and still match the interpreter",
+          "[host][reduce]") {
+  // Ten column sums of a 128x128 f32 block, each of the block times another constant: with the
+  // warps along the columns' axis each needs a region of (warps x 128) floats, 40 KB in all at 8
+  // warps, past analysis::kSeparateRegionsBytes. The sums then reuse one region, each one's writes
+  // after a barrier that orders the last one's reads: a missing barrier is a wrong sum.
+  constexpr int kSums = 10, kBlock = 128;
+  auto k = ts::kernel("many_sums", [](ts::Ptr<float> x, ts::Ptr<float> out, ts::Int m, ts::Int n) {
+    auto pm = ts::program_id(0);
+    auto rows = pm * kBlock + ts::arange(0, kBlock);
+    auto cols = ts::arange(0, kBlock);
+    auto v = ts::load(x + rows.col() * n + cols.row(), (rows.col() < m) && (cols.row() < n), 0);
+    for (int i = 0; i < kSums; ++i)
+      ts::store(out + (pm * kSums + i) * kBlock + cols, ts::sum(v * static_cast<float>(i + 1), 0), cols < n);
+  });
+  const std::int64_t m = 300, n = kBlock, grid = ts::cdiv(m, kBlock);
+  std::mt19937 rng(kSeed);
+  const auto ints = random_values<std::int32_t>(static_cast<std::size_t>(m * n), rng, -8, 8);
+  const std::vector<float> x(ints.begin(), ints.end());
+  auto launch_options = [&](ts::Executor e, int warps) {
+    return ts::LaunchOptions{.grid = {grid}, .num_warps = warps, .executor = e};
+  };
+  {  // The compiled IR (warps of 32, as the Host executor's) shares: barriers before the sums' writes.
+    std::vector<float> out(static_cast<std::size_t>(grid * kSums * kBlock));
+    const auto art = k.warmup("sm_90a", launch_options(ts::Executor::Auto, 8), std::span<const float>(x),
+                              std::span<float>(out), static_cast<std::int32_t>(m), static_cast<std::int32_t>(n));
+    std::size_t marked = 0;
+    for (std::size_t at = art.ir.find("reduce"); at != std::string::npos; at = art.ir.find("reduce", at + 1)) {
+      const std::size_t line_end = art.ir.find('\n', at);
+      marked += art.ir.substr(at, line_end - at).find("barrier_before_writes") != std::string::npos;
+    }
+    CHECK(marked >= kSums - 1);
+  }
+  against_interpreter("ten column sums", [&](ts::Executor e, int warps) {
+    auto out = poisoned<float>(grid * kSums * kBlock);
+    k[launch_options(e, warps)](x, out, static_cast<std::int32_t>(m), static_cast<std::int32_t>(n));
+    return out;
+  }, [](const std::string& what, const std::vector<float>& got, const std::vector<float>& want) {
+    expect_match(what, got, want);
+  }, kFew32, kFew64);
+}

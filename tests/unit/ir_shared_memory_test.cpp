@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <functional>
+#include <sstream>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -17,6 +20,7 @@
 #include "jit/transforms/assign_layouts.hpp"
 #include "jit/transforms/expand_conversions.hpp"
 #include "jit/transforms/pipeline_loads.hpp"
+#include "jit/transforms/passes.hpp"
 #include "jit/transforms/place_barriers.hpp"
 
 using namespace tessera;
@@ -572,4 +576,76 @@ TEST_CASE("rings: a wgmma dot stays synchronous where the copies do not follow t
   // As the pass wrote it: in flight, recorded on the dot.
   const auto kept = wgmma_dot_loop(64, 256, 64, 3);
   CHECK(ops_of_kind(*kept, ir::OpKind::Dot).at(0)->has_attr("wgmma_in_flight"));
+}
+
+TEST_CASE("past kSeparateRegionsBytes, reductions in different top-level ops share bytes, barriers between them",
+          "[shared_memory]") {
+  // Column sums of a 32x32 f32 tile across 4 warps: 512 bytes each.
+  auto column_sums = [](int count) {
+    std::string body = kTransposePrelude + transpose_copy(0) + R"(
+  %ys1 = splat %y : <32xptr<f32>>
+  %ay = addptr %ys1, %a : <32xptr<f32>>
+)";
+    for (int i = 0; i < count; ++i)
+      body += fmt::format(R"(  %s{0} = reduce %v0 {{axis = 0}} : <32xf32> {{
+  ^bb(%s{0}a: f32, %s{0}b: f32):
+    %s{0}c = add %s{0}a, %s{0}b : f32
+    yield %s{0}c
+  }}
+  store %ay, %s{0}
+)",
+                          i);
+    return with_layouts(body, "%x: ptr<f32> {divisibility = 16}, %y: ptr<f32> {divisibility = 16}");
+  };
+  auto few = column_sums(4);
+  const std::int64_t one = analysis::shared_bytes(*ops_of_kind(*few, ir::OpKind::Reduce).front());
+  REQUIRE(one > 0);
+  const int many = static_cast<int>(analysis::kSeparateRegionsBytes / one) + 8;
+  {  // Within the budget: regions of their own, no barrier between two reductions.
+    analysis::SharedMemoryPlan plan(*few);
+    const auto reduces = ops_of_kind(*few, ir::OpKind::Reduce);
+    std::set<std::int64_t> offsets;
+    for (const ir::Op* r : reduces) {
+      offsets.insert(plan.offset(*r));
+      CHECK_FALSE(plan.barrier_before(*r, 0));
+    }
+    CHECK(offsets.size() == reduces.size());
+  }
+  auto m = column_sums(many);
+  transforms::place_barriers(*m);
+  ir::verify(*m);
+  analysis::SharedMemoryPlan plan(*m);
+  CHECK(plan.missing_barriers().empty());
+  // Everything shares one region: as large as the largest user (the transpose's conversion).
+  std::int64_t largest = 0;
+  ir::walk(m->entry(), [&](const ir::Op& op) { largest = std::max(largest, analysis::shared_bytes(op)); });
+  CHECK(plan.total_bytes() == (largest + 15) / 16 * 16);
+  const auto reduces = ops_of_kind(*m, ir::OpKind::Reduce);
+  REQUIRE(static_cast<int>(reduces.size()) == many);
+  for (std::size_t i = 1; i < reduces.size(); ++i) {
+    CHECK(plan.offset(*reduces[i]) == plan.offset(*reduces[0]));
+    CHECK(reduces[i]->attrs.count(analysis::kBarrierBeforeWrites) == 1);  // the last one's reads of these bytes
+  }
+}
+
+TEST_CASE("BUG-3's program (16 transposing copies of a 16x256 f32 tile) fits in two conversions' bytes", "[shared_memory]") {
+  // tests/random/repro/bug3_shared_memory.tir needed 543 KB when every conversion had bytes of
+  // its own; compiled as a launch compiles it, its conversions now reuse bytes.
+  std::ifstream in(TESSERA_TEST_DIR "/random/repro/bug3_shared_memory.tir");
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto m = ir::parse_module(text.str());
+  transforms::run_pass_pipeline(*m, transforms::default_pipeline());
+  transforms::run_pass_pipeline(*m, transforms::target_pipeline());
+  analysis::SharedMemoryPlan plan(*m);
+  CHECK(plan.missing_barriers().empty());
+  std::int64_t largest = 0, sum = 0;
+  ir::walk(m->entry(), [&](const ir::Op& op) {
+    largest = std::max(largest, analysis::shared_bytes(op));
+    sum += analysis::shared_bytes(op);
+  });
+  REQUIRE(largest > 0);
+  CHECK(sum >= 16 * largest);  // many users,
+  CHECK(plan.total_bytes() <= 2 * ((largest + 15) / 16 * 16));  // few bytes
 }
