@@ -1,7 +1,10 @@
 // tessera benchmarks on a CUDA GPU. Prints one JSON line per case:
 //   {"impl": "tessera", "name": ..., "metric": ..., "value": ..., "ok": true|false, "check": "..."}
 // Modes: `bench all` (bandwidth and launch cost), `bench first_call [vector_add|layer_norm]` (run in a fresh process with
-// CUDA_CACHE_DISABLE=1: trace + compile + load + launch, timed after the context exists).
+// CUDA_CACHE_DISABLE=1: trace + compile + load + launch, timed after the context exists), `bench ptx
+// layer_norm|rms_norm|layer_norm_bwd|rms_norm_bwd ARCH` (the fp16 32768x4096 kernel's PTX as
+// `rows` / `norm_bwd` time it (the backward's dX kernel), compiled
+// without a GPU: `| ptxas -v -arch=ARCH -` gives its registers).
 //
 // Every timed kernel is checked once per case (tests/bench/bench_check.hpp): its outputs are
 // poisoned with NaN, it runs once, and what it wrote is compared element by element with a host
@@ -395,10 +398,58 @@ void bench_first_call(tessera::cuda::CudaDriver& drv, const std::string& kernel)
 
 }  // namespace
 
+// The PTX of a norm forward kernel as bench_rows launches it (fp16, 32768 x 4096), for `arch`.
+int print_row_kernel_ptx(const std::string& kernel, const std::string& arch) {
+  namespace ex = tessera_examples;
+  const std::int64_t rows = 32768, cols = 4096;
+  std::vector<ts::half> x(16), w(16), b(16), y(16);
+  std::vector<float> mean(16), rstd(16);
+  const std::int32_t c = static_cast<std::int32_t>(cols);
+  const float eps = 1e-5f;
+  auto write = [](const auto& art) { return std::fwrite(art.data.data(), 1, art.data.size(), stdout), 0; };
+  if (kernel == "layer_norm") {
+    auto ln = ex::make_layer_norm_fwd();
+    return write(ln.warmup(arch, ex::layer_norm_options(rows, cols), std::span<ts::half>(x), std::span<ts::half>(y),
+                    std::span<ts::half>(w), std::span<ts::half>(b), std::span<float>(mean), std::span<float>(rstd), c, c, eps));
+  }
+  if (kernel == "rms_norm") {
+    auto rms = ex::make_rms_norm_fwd();
+    return write(rms.warmup(arch, ex::layer_norm_options(rows, cols), std::span<ts::half>(x), std::span<ts::half>(y),
+                     std::span<ts::half>(w), std::span<float>(rstd), c, c, eps));
+  }
+  const std::int64_t programs = ex::norm_bwd_programs(rows);
+  const std::int32_t m = static_cast<std::int32_t>(rows);
+  std::vector<float> dwp(16), dbp(16);
+  if (kernel == "layer_norm_bwd") {
+    auto dx = ex::make_layer_norm_bwd_dx();
+    return write(dx.warmup(arch, ex::norm_bwd_dx_options(cols, programs), std::span<ts::half>(x), std::span<ts::half>(y),
+                           std::span<ts::half>(b), std::span<ts::half>(w), std::span<float>(mean), std::span<float>(rstd),
+                           std::span<float>(dwp), std::span<float>(dbp), c, m, c));
+  }
+  if (kernel == "rms_norm_bwd") {
+    auto dx = ex::make_rms_norm_bwd_dx();
+    return write(dx.warmup(arch, ex::norm_bwd_dx_options(cols, programs), std::span<ts::half>(x), std::span<ts::half>(y),
+                           std::span<ts::half>(b), std::span<ts::half>(w), std::span<float>(rstd), std::span<float>(dwp), c,
+                           m, c));
+  }
+  std::fprintf(stderr, "tessera_bench ptx: kernel %s is not layer_norm, rms_norm, layer_norm_bwd or rms_norm_bwd\n",
+               kernel.c_str());
+  return 2;
+}
+
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "all";
+  if (mode == "ptx" && argc == 4) {
+    try {
+      return print_row_kernel_ptx(argv[2], argv[3]);
+    } catch (const ts::Error& e) {
+      std::fprintf(stderr, "bench: %s\n", e.what());
+      return 1;
+    }
+  }
   if (mode != "all" && mode != "basic" && mode != "rows" && mode != "norm_bwd" && mode != "first_call") {
-    std::fprintf(stderr, "usage: tessera_bench [all|basic|rows|norm_bwd|first_call vector_add|first_call layer_norm]\n");
+    std::fprintf(stderr, "usage: tessera_bench [all|basic|rows|norm_bwd|first_call vector_add|first_call layer_norm|"
+                         "ptx layer_norm|rms_norm|layer_norm_bwd|rms_norm_bwd ARCH]\n");
     return 2;
   }
   try {
