@@ -35,6 +35,7 @@ void hoist_in_block(ir::Block& b) {
         for (auto* v : user->operands) feeds |= v->def == cand;
       if (feeds && is_pure_compute(*cand)) slice.insert(cand);
     }
+    const bool loads_tile = b.ops[i]->result()->type.is_tile();
     // The earliest point: after every write and every non-slice op the slice depends on.
     std::ptrdiff_t floor = -1;
     for (std::size_t j = 0; j < i; ++j) {
@@ -44,7 +45,11 @@ void hoist_in_block(ir::Block& b) {
       for (const auto& user : slice)
         for (auto* v : user->operands) feeds |= v->def == cand;
       // Loads keep their order among themselves: the earlier load is issued first either way.
-      if (feeds || may_write(*cand) || cand->kind == OpKind::Load) floor = static_cast<std::ptrdiff_t>(j);
+      // Nor does a tile's load move above a reduction or scan, which would keep its values live
+      // through the reduction's barriers (see hoist_loads.hpp).
+      const bool synchronizes = cand->kind == OpKind::Reduce || cand->kind == OpKind::Scan;
+      if (feeds || may_write(*cand) || cand->kind == OpKind::Load || (synchronizes && loads_tile))
+        floor = static_cast<std::ptrdiff_t>(j);
     }
     // Move the slice, in order, to just after `floor`.
     std::vector<std::unique_ptr<Op>> moved, kept;

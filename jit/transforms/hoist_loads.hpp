@@ -4,11 +4,16 @@
 namespace tessera::transforms {
 
 // Moves each load (with the address, mask and `other` computations it needs) up its block to just
-// after the last op it depends on, the last earlier load, or the last op that may write memory (store, atomic, or a
-// for/if/reduce/scan holding one), so that its latency overlaps the work before it. A reduction
-// ends in barriers that ptxas does not schedule across: a load written after a reduction (the
-// weights of a norm) otherwise waits for it. Loads never move across writes, so aliasing cannot
-// change what they read.
+// after the last op it depends on, the last earlier load, or the last op that may write memory
+// (store, atomic, or a for/if/reduce/scan holding one), so that its latency overlaps the work
+// before it. Loads never move across writes, so aliasing cannot change what they read.
+//
+// A tile's load also stays below the last reduction or scan (a scalar's, one register, still
+// moves up): across warps a reduction ends in barriers, and a tile loaded above it stays in
+// registers through all of it. Layer norm's forward (w and b loaded after the variance) took 64
+// registers instead of 48 that way, four programs per SM instead of five, and ran at 3460 GB/s
+// instead of 3765 (fp16 32768x4096, H200, session 27); RMSNorm's (one reduction, one load) ran
+// at the same speed either way. Other programs' warps hide the load's latency instead.
 void hoist_loads(ir::Module& m);
 
 }  // namespace tessera::transforms
