@@ -373,7 +373,12 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
     });
   };
   place_all(false);
-  if (private_bytes > kSeparateRegionsBytes) place_all(true);
+  // The budget counts what regions of their own cost: rings and other buffers share by liveness
+  // either way (a pipelined matmul's rings alone must not make its reductions share).
+  I separate_bytes = 0;
+  for (const Placed& p : private_ops)
+    if (!p.buffer) separate_bytes += align_up(p.end - p.begin, 16);
+  if (separate_bytes > kSeparateRegionsBytes) place_all(true);
   // The private regions start where the shared one ends, aligned as the most demanding of them.
   shared_region = align_up(shared_region, alignment_);
   for (const Placed& u : shared_ops) regions_[u.op] = {0, u.end};

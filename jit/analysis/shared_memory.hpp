@@ -47,8 +47,9 @@
 
 namespace tessera::analysis {
 
-// The bytes of private regions (reductions', scans', conversions') above which those in different
-// top-level ops share bytes (see above).
+// The bytes of private regions (reductions', scans', conversions' other than buffers) above which
+// those in different top-level ops share bytes (see above). Sharing costs a barrier before each
+// one's writes, in a loop on every iteration even where only the first conflicts.
 inline constexpr std::int64_t kSeparateRegionsBytes = 16 * 1024;
 // True when some element of `t` is held by more than one thread (a tile smaller than its layout's
 // CTA tile, or a scalar): an atomic on it runs once, in the owner, and shares its old value.

@@ -8,9 +8,10 @@ namespace tessera::transforms {
 // (store, atomic, or a for/if/reduce/scan holding one), so that its latency overlaps the work
 // before it. Loads never move across writes, so aliasing cannot change what they read.
 //
-// A tile's load also stays below the last reduction or scan (a scalar's, one register, still
-// moves up): across warps a reduction ends in barriers, and a tile loaded above it stays in
-// registers through all of it. Layer norm's forward (w and b loaded after the variance) took 64
+// A tile's load also stays below a reduction or scan earlier in its block (a scalar's, one
+// register, still moves up; a loop or if holding one does not stop it): across warps a reduction
+// ends in barriers, and a tile loaded above it stays in registers through all of it. Layouts are
+// not known yet here, so reductions within one warp stop it too. Layer norm's forward (w and b loaded after the variance) took 64
 // registers instead of 48 that way, four programs per SM instead of five, and ran at 3460 GB/s
 // instead of 3765 (fp16 32768x4096, H200, session 27); RMSNorm's (one reduction, one load) ran
 // at the same speed either way. Other programs' warps hide the load's latency instead.

@@ -111,7 +111,8 @@ TEST_CASE("many column sums in a row share shared memory past its budget and sti
   // Ten column sums of a 128x128 f32 block, each of the block times another constant: with the
   // warps along the columns' axis each needs a region of (warps x 128) floats, 40 KB in all at 8
   // warps, past analysis::kSeparateRegionsBytes. The sums then reuse one region, each one's writes
-  // after a barrier that orders the last one's reads: a missing barrier is a wrong sum.
+  // after a barrier that orders the last one's reads (checked on the compiled IR below: the host
+  // executor's warps need not interleave so as to expose a missing one), and match the interpreter.
   constexpr int kSums = 10, kBlock = 128;
   auto k = ts::kernel("many_sums", [](ts::Ptr<float> x, ts::Ptr<float> out, ts::Int m, ts::Int n) {
     auto pm = ts::program_id(0);
