@@ -11,10 +11,11 @@ namespace tessera::transforms {
 // A tile's load also stays below a reduction or scan earlier in its block (a scalar's, one
 // register, still moves up; a loop or if holding one does not stop it): across warps a reduction
 // ends in barriers, and a tile loaded above it stays in registers through all of it. Layouts are
-// not known yet here, so reductions within one warp stop it too. Layer norm's forward (w and b loaded after the variance) took 64
-// registers instead of 48 that way, four programs per SM instead of five, and ran at 3460 GB/s
-// instead of 3765 (fp16 32768x4096, H200, session 27); RMSNorm's (one reduction, one load) ran
-// at the same speed either way. Other programs' warps hide the load's latency instead.
+// not known yet here, so reductions within one warp stop it too. Layer norm's forward (w and b
+// loaded after the variance) took 64 registers instead of 48 that way, four programs per SM
+// instead of five, and ran at 3460 GB/s instead of 3765 (fp16 32768x4096, H200, session 27);
+// RMSNorm's (one reduction, one load) ran at the same speed either way. Other programs' warps
+// hide the load's latency instead.
 void hoist_loads(ir::Module& m);
 
 }  // namespace tessera::transforms
