@@ -31,7 +31,6 @@ bool clonable(const Op& op) {
   }
 }
 
-// Moves the ops built in `scratch` into `block` before `pos`.
 Value* map_of(const std::unordered_map<const Value*, Value*>& map, Value* v) {
   auto it = map.find(v);
   return it == map.end() ? v : it->second;
