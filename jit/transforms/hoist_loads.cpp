@@ -46,9 +46,11 @@ void hoist_in_block(ir::Block& b) {
         for (auto* v : user->operands) feeds |= v->def == cand;
       // Loads keep their order among themselves: the earlier load is issued first either way.
       // Nor does a tile's load move above a reduction or scan, which would keep its values live
-      // through the reduction's barriers (see hoist_loads.hpp).
-      const bool synchronizes = cand->kind == OpKind::Reduce || cand->kind == OpKind::Scan;
-      if (feeds || may_write(*cand) || cand->kind == OpKind::Load || (synchronizes && loads_tile))
+      // through the reduction's barriers, or above a loop, which would keep them live through
+      // every iteration (see hoist_loads.hpp).
+      const bool keeps_tile_live = cand->kind == OpKind::Reduce || cand->kind == OpKind::Scan ||
+                                   cand->kind == OpKind::For || cand->kind == OpKind::DoWhile;
+      if (feeds || may_write(*cand) || cand->kind == OpKind::Load || (keeps_tile_live && loads_tile))
         floor = static_cast<std::ptrdiff_t>(j);
     }
     // Move the slice, in order, to just after `floor`.

@@ -11,7 +11,7 @@
 //   tessera_bench_matmul one DTYPE M N K BM BN BK WARPS STAGES [LAYOUT]
 //                                   one shape (bf16, fp16, tf32: f32 operands multiplied as tf32,
 //                                   int8: i32 output) and one configuration, for a profiler
-//   tessera_bench_matmul ptx DTYPE M N K BM BN BK WARPS STAGES ARCH [LAYOUT]
+//   tessera_bench_matmul ptx DTYPE M N K BM BN BK WARPS STAGES ARCH [LAYOUT]   (DTYPE bias_gelu: the fused kernel)
 //                                   that kernel's PTX for ARCH (sm_80, sm_90a) on stdout, no GPU
 //                                   needed (ptxas -v on it gives the registers the GPU would use)
 // LAYOUT: nn (default), tn, nt or tt: A, then B, row-major (n) or column-major (t); tn is the
@@ -267,6 +267,23 @@ int print_ptx(const std::string& arch, std::int64_t m, std::int64_t n, std::int6
   return 0;
 }
 
+// The fused epilogue's kernel (bench_bias_gelu), compiled as print_ptx compiles the plain one.
+int print_bias_gelu_ptx(const std::string& arch, std::int64_t m, std::int64_t n, std::int64_t k,
+                        const ex::MatmulConfig& cfg) {
+  static auto kernel = ex::make_matmul_bias_gelu<ts::bfloat16>();
+  std::vector<ts::bfloat16> a(16), b(16), c(16);
+  std::vector<float> bias(16);
+  const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
+  const auto art = std::apply(
+      [&](auto... sc) {
+        return kernel.warmup(arch, ex::matmul_options(s, cfg), std::span<ts::bfloat16>(a), std::span<ts::bfloat16>(b),
+                             std::span<float>(bias), std::span<ts::bfloat16>(c), sc...);
+      },
+      ex::matmul_scalars(s));
+  std::fwrite(art.data.data(), 1, art.data.size(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -279,7 +296,8 @@ int main(int argc, char** argv) {
       if (dtype == "fp16") return print_ptx<ts::half>(argv[11], num(3), num(4), num(5), cfg, layout);
       if (dtype == "tf32") return print_ptx<float>(argv[11], num(3), num(4), num(5), cfg, layout);
       if (dtype == "int8") return print_ptx<std::int8_t>(argv[11], num(3), num(4), num(5), cfg, layout);
-      return std::fprintf(stderr, "bench_matmul ptx: dtype %s is not bf16, fp16, tf32 or int8\n", dtype.c_str()), 2;
+      if (dtype == "bias_gelu") return print_bias_gelu_ptx(argv[11], num(3), num(4), num(5), cfg);
+      return std::fprintf(stderr, "bench_matmul ptx: dtype %s is not bf16, fp16, tf32, int8 or bias_gelu\n", dtype.c_str()), 2;
     } catch (const ts::Error& e) {
       std::fprintf(stderr, "bench_matmul: %s\n", e.what());
       return 1;
