@@ -255,17 +255,29 @@ SharedMemoryPlan::SharedMemoryPlan(const ir::Module& m) {
   walk_block(m.entry(), pending);
 }
 
-namespace {
-bool uses_buffer(const Op& op, const Op& alloc) {
-  return std::any_of(op.operands.begin(), op.operands.end(), [&](const ir::Value* v) { return shared_buffer_of(v) == &alloc; });
-}
-}  // namespace
-
 void SharedMemoryPlan::allocate(const ir::Module& m) {
   const auto used = used_values(m);
   // Program order (pre-order: a loop before its body).
   std::map<const Op*, I> position;
   ir::walk(const_cast<ir::Block&>(m.entry()), [&](const Op& op) { position[&op] = static_cast<I>(position.size()); });
+  // The span of the top-level op that holds each op, and the buffers each top-level op (with
+  // its regions) reads or writes through views.
+  std::map<const Op*, std::pair<I, I>> top_span;
+  std::map<const Op*, std::set<const Op*>> buffers_used;
+  for (const auto& top : m.entry().ops) {
+    std::vector<const Op*> inside{top.get()};
+    I end = position.at(top.get());
+    for (const auto& r : top->regions)
+      ir::walk(*r->block, [&](const Op& o) {
+        inside.push_back(&o);
+        end = std::max(end, position.at(&o));
+      });
+    for (const Op* o : inside) {
+      top_span[o] = {position.at(top.get()), end};
+      for (const ir::Value* v : o->operands)
+        if (const Op* alloc = shared_buffer_of(v)) buffers_used[top.get()].insert(alloc);
+    }
+  }
   // Where a buffer is live: from the first top-level op that uses it to the last position of the
   // top-level op that holds its last use, or of the first async_wait {pending = 0} after it:
   // copies into the buffer may land until then (an op the layout pass put between a loop and its
@@ -274,15 +286,10 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
     I first = -1, last = position.at(&alloc);
     bool waiting = false;
     for (const auto& top : m.entry().ops) {
-      bool uses = uses_buffer(*top, alloc);
-      I end = position.at(top.get());
-      for (const auto& r : top->regions)
-        ir::walk(*r->block, [&](const Op& o) {
-          uses = uses || uses_buffer(o, alloc);
-          end = std::max(end, position.at(&o));
-        });
-      if (uses) {
-        if (first < 0) first = position.at(top.get());
+      const auto [begin, end] = top_span.at(top.get());
+      const auto used_here = buffers_used.find(top.get());
+      if (used_here != buffers_used.end() && used_here->second.count(&alloc)) {
+        if (first < 0) first = begin;
         last = std::max(last, end);
         waiting = true;
       } else if (waiting && top->kind == OpKind::AsyncWait && top->int_attr("pending") == 0) {
@@ -304,18 +311,6 @@ void SharedMemoryPlan::allocate(const ir::Module& m) {
     bool ring = false, buffer = false;  // a local_alloc: async copies fill it, or not
     I live_begin = -1, live_end = -1;   // a buffer's span (buffer_span); else its top-level op's
   };
-  // The span of the top-level op that holds each op.
-  std::map<const Op*, std::pair<I, I>> top_span;
-  for (const auto& top : m.entry().ops) {
-    std::vector<const Op*> inside{top.get()};
-    I end = position.at(top.get());
-    for (const auto& r : top->regions)
-      ir::walk(*r->block, [&](const Op& o) {
-        inside.push_back(&o);
-        end = std::max(end, position.at(&o));
-      });
-    for (const Op* o : inside) top_span[o] = {position.at(top.get()), end};
-  }
   // Two private regions may share bytes where one is dead before the other is first written: an
   // op or buffer after a ring's span (a matmul's epilogue in the finished ring), or two buffers
   // (conversions) in different top-level ops. Ops that move elements through their own regions
