@@ -69,45 +69,30 @@ class LayoutAssigner {
       if (only) dot_only_.insert(v);
   }
 
-  // One anchor shape (elementwise max) per rank, and the element whose 16-byte vectors size its
-  // default layout: the one that moves the most bytes through the rank's tile loads and stores,
-  // an access in a loop counting kLoopWeight times per loop around it (the wider on a tie). Layer
-  // norm's backward loads and stores f16 rows in its loop and its f32 partial sums once after it:
-  // sized by the f32 stores, its row loads were 8-byte vectors instead of 16. Loads and async
-  // copies feeding dots do not count: they reach the dot through shared memory in layouts of their
-  // own (a matmul's default layout is its epilogue's).
-  static constexpr double kLoopWeight = 16;
+  // One anchor shape (elementwise max) and widest accessed element per rank.
   void collect_rank_defaults(ir::Block& b) {
     std::map<int, std::vector<std::int64_t>> anchor;
-    std::map<int, std::map<int, double>> bytes_by_width;  // rank -> element bytes -> weighted bytes
+    std::map<int, int> widest_bytes;
     auto note = [&](const Value* v) {
       if (!v->type.is_tile()) return;
       auto& a = anchor[v->type.rank()];
       if (a.empty()) a = v->type.shape;
       for (int d = 0; d < v->type.rank(); ++d) a[d] = std::max(a[d], v->type.shape[d]);
     };
-    auto loop_weight = [](const Op& op) {
-      double w = 1;
-      for (const Op* p = ir::parent_op(op); p; p = ir::parent_op(*p))
-        if (p->kind == OpKind::For || p->kind == OpKind::DoWhile) w *= kLoopWeight;
-      return w;
-    };
     ir::walk(b, [&](Op& op) {
       for (auto& r : op.results) note(r.get());
       for (auto& reg : op.regions)
         for (auto& a : reg->block->args) note(a.get());
-      if (op.kind != OpKind::Load && op.kind != OpKind::Store) return;
-      if (op.kind == OpKind::Load && dot_only_.count(op.result())) return;
-      const Value* p = op.operands[0];
-      if (!p->type.is_tile()) return;
-      const int width = ir::dtype_bytes(p->type.pointee);
-      bytes_by_width[p->type.rank()][width] += static_cast<double>(p->type.numel()) * width * loop_weight(op);
+      if (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::AsyncCopy) {
+        const Value* p = op.operands[op.kind == OpKind::AsyncCopy ? 1 : 0];
+        if (p->type.is_tile()) {
+          int& w = widest_bytes[p->type.rank()];
+          w = std::max(w, ir::dtype_bytes(p->type.pointee));
+        }
+      }
     });
     for (auto& [rank, shape] : anchor) {
-      int bytes = 4;
-      double most = 0;
-      for (const auto& [width, moved] : bytes_by_width[rank])  // ascending widths: >= lets the wider win a tie
-        if (moved >= most) most = moved, bytes = width;
+      int bytes = widest_bytes.count(rank) ? widest_bytes[rank] : 4;
       defaults_[rank] = analysis::default_blocked_layout(shape, module_.num_warps, warp_size_, std::max(1, 16 / bytes));
     }
   }

@@ -6,8 +6,7 @@ namespace tessera::transforms {
 
 // Gives every tile value a layout (ir::Layout) and inserts convert_layout where a use needs the
 // value in another layout. Each rank gets one blocked layout, sized from the largest shape of that
-// rank and 16-byte vectors of the element that moves the most bytes through the rank's loads and
-// stores (those in loops weighted up, those feeding dots left out); a value whose users expand it
+// rank and 16-byte vectors of the widest element loaded or stored; a value whose users expand it
 // (expand_dims) takes the slice of its user's layout instead, so that broadcasting stays inside
 // registers. Layouts are decided from the uses back to the definitions (a value takes the layout
 // its last user asks for); loop-carried values and if results keep the blocked default.
