@@ -226,16 +226,23 @@ class NvptxTarget final : public lower::Target {
     call_intrinsic(b, llvm::Intrinsic::nvvm_fence_proxy_async_shared_cta);
   }
 
-  void async_copy(llvm::IRBuilder<>& b, llvm::Value* shared, llvm::Value* global, int bytes, llvm::Value* pred) const override {
-    // The .s forms take a source size: 0 where `pred` is false, so that the copy writes zeros and
-    // reads nothing. 16-byte copies bypass L1 (.cg), as Triton's do.
+  void async_copy(llvm::IRBuilder<>& b, llvm::Value* shared, llvm::Value* global, int bytes, llvm::Value* pred,
+                  llvm::Value* shared_pred) const override {
+    // The .s forms take a source size: 0 where a predicate is false, so that the copy writes zeros
+    // and reads nothing. 16-byte copies bypass L1 (.cg), as Triton's do.
     const auto id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
                     : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
                                  : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
-    // The freeze keeps the mask one predicate in the kernels measured (the tn matmul: 7%):
-    // without it LLVM splits select(a & b & c, 16, 0) into a chain of selects that ptxas
-    // evaluates one by one per copy. Not in every kernel: notes/tensor-cores.md, session 21.
-    llvm::Value* size = b.CreateSelect(b.CreateFreeze(pred), b.getInt32(static_cast<std::uint32_t>(bytes)), b.getInt32(0));
+    // The size as select(own, select(shared, bytes, 0), 0): the inner select is computed once for
+    // all of an op's copies, each copy adds one select of its own. The one select of a one-use
+    // a & b & c that this replaces is split by instruction selection into a chain of selects per
+    // copy (a 128x256x64 wgmma matmul's K loop: 25 selp for 12 copies, now 16). No freeze: on
+    // these selects InstCombine pushes it into the compared K index, whose product with the
+    // stride then loses its strength reduction (7 mul.lo per iteration). Measured on an H100
+    // (session 29, bf16 128x256x64/w8): +1% at num_stages 3, +5% at num_stages 4, whose ring has
+    // no spare stage and so issues the copies after a second barrier.
+    llvm::Value* shared_size = b.CreateSelect(shared_pred, b.getInt32(static_cast<std::uint32_t>(bytes)), b.getInt32(0));
+    llvm::Value* size = b.CreateSelect(pred, shared_size, b.getInt32(0));
     b.CreateIntrinsic(id, {}, {shared, global, size});
   }
   void async_commit(llvm::IRBuilder<>& b) const override {

@@ -6,6 +6,8 @@
 // IR (the place-barriers pass); none is added here.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "jit/lower/lowering.hpp"
 #include "tessera/error.hpp"
 
@@ -21,6 +23,47 @@ void check_compiled_rank(const Op& op, const ir::Type& buffer) {
   if (buffer.rank() != 3)
     throw ProgramError(fmt::format("'{}' at {}: a shared buffer of {} dim(s) ({}) is not compiled yet (stages of 2-D tiles are)",
                                    op.name(), op.loc.str(), buffer.rank(), ir::to_string(buffer)));
+}
+
+// The conjuncts of an i1 value: the leaves of its tree of `and`s, without repeats or constant trues.
+void collect_conjuncts(llvm::Value* v, std::vector<llvm::Value*>& out) {
+  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(v); c && c->isOne()) return;
+  if (auto* a = llvm::dyn_cast<llvm::BinaryOperator>(v); a && a->getOpcode() == llvm::Instruction::And) {
+    collect_conjuncts(a->getOperand(0), out);
+    collect_conjuncts(a->getOperand(1), out);
+    return;
+  }
+  if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+}
+
+// The predicates of one op's copies split into the conjunction that all of them share (one value)
+// and each copy's own rest: a K loop's copies of A share the K mask and the pipeline's in-range
+// test, and each has its row's mask. See NvptxTarget::async_copy for why it matters.
+struct FactoredPredicates {
+  llvm::Value* shared;
+  std::vector<llvm::Value*> own;
+};
+FactoredPredicates factor_predicates(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& preds) {
+  std::vector<std::vector<llvm::Value*>> conjuncts(preds.size());
+  for (std::size_t i = 0; i < preds.size(); ++i) collect_conjuncts(preds[i], conjuncts[i]);
+  auto in = [](const std::vector<llvm::Value*>& set, llvm::Value* v) { return std::find(set.begin(), set.end(), v) != set.end(); };
+  std::vector<llvm::Value*> common;
+  if (!conjuncts.empty())
+    for (llvm::Value* v : conjuncts[0])
+      if (std::all_of(conjuncts.begin(), conjuncts.end(), [&](const auto& c) { return in(c, v); })) common.push_back(v);
+  auto all = [&](const std::vector<llvm::Value*>& vs) {
+    llvm::Value* r = b.getTrue();
+    for (llvm::Value* v : vs) r = r == b.getTrue() ? v : b.CreateAnd(r, v);
+    return r;
+  };
+  FactoredPredicates f{all(common), {}};
+  for (const auto& c : conjuncts) {
+    std::vector<llvm::Value*> rest;
+    for (llvm::Value* v : c)
+      if (!in(common, v)) rest.push_back(v);
+    f.own.push_back(all(rest));
+  }
+  return f;
 }
 
 }  // namespace
@@ -146,10 +189,16 @@ void KernelLowering::lower_async_copy(const Op& op) {
   }
   offset_of = shared_element_offsets(t, tile, slots);
   check_bounds(op, "load", t, ptrs, mask, esz);
+  std::vector<llvm::Value*> copy_preds;
+  for (const auto& g : groups)
+    if (one_copy(g)) copy_preds.push_back(pred(g[0]));
+  const FactoredPredicates factored = factor_predicates(b_, copy_preds);
+  std::size_t copy_index = 0;
   for (const auto& g : groups) {
     const I bytes = static_cast<I>(g.size()) * esz;
     if (one_copy(g)) {
-      target_.async_copy(b_, shared_at(g[0]), ptrs[static_cast<std::size_t>(g[0])], static_cast<int>(bytes), pred(g[0]));
+      target_.async_copy(b_, shared_at(g[0]), ptrs[static_cast<std::size_t>(g[0])], static_cast<int>(bytes),
+                         factored.own[copy_index++], factored.shared);
       continue;
     }
     for (I k : g) {  // narrower than cp.async copies: an ordinary load and store (zero where masked)
