@@ -51,6 +51,19 @@ int count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// The body of the loop whose back edge branches to a label above it and that issues cp.async
+// copies: the pipelined K loop ("" if there is none).
+std::string k_loop(const std::string& ptx) {
+  static const std::regex back_edge(R"(bra(?:\.uni)?\s+(\$L__BB\d+_\d+);)");
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), back_edge); it != std::sregex_iterator(); ++it) {
+    const std::size_t label = ptx.rfind((*it)[1].str() + ":", static_cast<std::size_t>(it->position()));
+    if (label == std::string::npos) continue;
+    std::string body = ptx.substr(label, static_cast<std::size_t>(it->position()) - label);
+    if (body.find("cp.async.c") != std::string::npos) return body;
+  }
+  return "";
+}
+
 template <class In>
 void check_matmul_ptx(const char* dtype) {
   const std::string ptxas = ptxas_or_skip();
@@ -89,6 +102,16 @@ void check_matmul_ptx(const char* dtype) {
       CHECK(count(art.data, "st.global.b32") == 0);
       // Pipelined through shared memory when num_stages > 1: cp.async copies, no register staging.
       CHECK((count(art.data, "cp.async.cg.shared.global") > 0) == (cfg.num_stages > 1));
+      if (cfg.num_stages > 1) {
+        // A copy's zero-fill size costs one select of its own; the predicate the copies of one
+        // operand share (the K mask, the pipeline's in-range test) one more per operand. A chain
+        // of selects per copy (25 for the 12 copies of the wide config's K loop) cost 1-5%.
+        const std::string loop = k_loop(art.data);
+        INFO(loop);
+        const int copies = count(loop, "cp.async.cg.shared.global");
+        CHECK(copies > 0);
+        CHECK(count(loop, "selp.b32") <= copies + 2 * count(loop, "cp.async.commit_group"));
+      }
       if (ptxas.empty()) continue;
       ScratchFile file(art.data, ".ptx");
       const auto r = run_command(ptxas + " -v -arch=" + arch + " " + file.path() + " -o /dev/null");
