@@ -258,7 +258,9 @@ class NvptxTarget final : public lower::Target {
     auto* fty = llvm::FunctionType::get(b.getVoidTy(), {shared->getType(), global->getType(), b.getInt1Ty()}, false);
     const std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
                              std::to_string(bytes) + ", $2;";
-    b.CreateCall(llvm::InlineAsm::get(fty, text, "r,l,b,~{memory}", /*hasSideEffects=*/true), {shared, global, ignore});
+    const bool short_shared = b.GetInsertBlock()->getModule()->getDataLayout().getPointerSizeInBits(3) == 32;
+    const std::string constraints = std::string(short_shared ? "r" : "l") + ",l,b,~{memory}";
+    b.CreateCall(llvm::InlineAsm::get(fty, text, constraints, /*hasSideEffects=*/true), {shared, global, ignore});
   }
   void async_commit(llvm::IRBuilder<>& b) const override {
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, llvm::ArrayRef<llvm::Type*>{}, llvm::ArrayRef<llvm::Value*>{});
