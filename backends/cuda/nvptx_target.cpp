@@ -234,8 +234,9 @@ class NvptxTarget final : public lower::Target {
     // the LDGSTS's own predicate. The source-size form (0 bytes where masked) costs a SEL and an
     // ISETP per copy that turn the size back into that predicate: with ignore-src a 128x256x64/w8/s4
     // bf16 matmul ran 4-5% faster (H100, session 29: 4096^3 647 -> 680 TFLOP/s, 16384x1024x1024
-    // 517 -> 537; Triton 679 and 542 on that machine), 14 more registers (184 -> 198). LLVM writes
-    // PTX ISA 7.4 for sm_80, and ignore-src needs 7.5: sm_80 keeps the source-size form.
+    // 517 -> 537; Triton 679 and 542 on that machine), 14 more registers (184 -> 198). sm_80 keeps
+    // the source-size form: its PTX is ISA 7.4 (ptx_features) and ignore-src needs 7.5; raising it
+    // is untried on a GPU.
     if (arch_ != "sm_80") return async_copy_ignoring_source(b, shared, global, bytes, b.CreateNot(b.CreateAnd(shared_pred, pred)));
     const auto id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
                     : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
