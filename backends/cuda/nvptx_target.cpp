@@ -227,30 +227,14 @@ class NvptxTarget final : public lower::Target {
     call_intrinsic(b, llvm::Intrinsic::nvvm_fence_proxy_async_shared_cta);
   }
 
-  void async_copy(llvm::IRBuilder<>& b, llvm::Value* shared, llvm::Value* global, int bytes, llvm::Value* pred,
-                  llvm::Value* shared_pred) const override {
-    // 16-byte copies bypass L1 (.cg), as Triton's do. Where a predicate is false the copy writes
-    // zeros and reads nothing: from sm_90 through cp.async's ignore-src predicate, which ptxas makes
-    // the LDGSTS's own predicate. The source-size form (0 bytes where masked) costs a SEL and an
+  void async_copy(llvm::IRBuilder<>& b, llvm::Value* shared, llvm::Value* global, int bytes, llvm::Value* pred) const override {
+    // 16-byte copies bypass L1 (.cg), as Triton's do. Where `pred` is false the copy writes zeros
+    // and reads nothing, through cp.async's ignore-src predicate, which ptxas makes the LDGSTS's own
+    // predicate. The source-size form (0 bytes where masked; LLVM's intrinsics) cost a SEL and an
     // ISETP per copy that turn the size back into that predicate: with ignore-src a 128x256x64/w8/s4
     // bf16 matmul ran 4-5% faster (H100, session 29: 4096^3 647 -> 680 TFLOP/s, 16384x1024x1024
-    // 517 -> 537; Triton 679 and 542 on that machine), 14 more registers (184 -> 198). sm_80 keeps
-    // the source-size form: its PTX is ISA 7.4 (ptx_features) and ignore-src needs 7.5; raising it
-    // is untried on a GPU.
-    if (arch_ != "sm_80") return async_copy_ignoring_source(b, shared, global, bytes, b.CreateNot(b.CreateAnd(shared_pred, pred)));
-    const auto id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
-                    : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
-                                 : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
-    // The size as select(own, select(shared, bytes, 0), 0): the inner select is computed once for
-    // all of an op's copies, each copy adds one select of its own. The one select of a one-use
-    // a & b & c that this replaces is split by instruction selection into a chain of selects per
-    // copy (a 128x256x64 matmul's K loop: 25 selp for 12 copies, now 16). No freeze: on these
-    // selects InstCombine pushes it into the compared K index, whose product with the stride then
-    // loses its strength reduction (7 mul.lo per iteration). On sm_90a (before ignore-src) this
-    // measured +1% at num_stages 3 and +5% at num_stages 4 (H100, session 29).
-    llvm::Value* shared_size = b.CreateSelect(shared_pred, b.getInt32(static_cast<std::uint32_t>(bytes)), b.getInt32(0));
-    llvm::Value* size = b.CreateSelect(pred, shared_size, b.getInt32(0));
-    b.CreateIntrinsic(id, {}, {shared, global, size});
+    // 517 -> 537; Triton 679 and 542 on that machine), 14 more registers (184 -> 198).
+    async_copy_ignoring_source(b, shared, global, bytes, b.CreateNot(pred));
   }
   // cp.async with the ignore-src predicate `ignore` (zeros where it holds), as inline PTX: LLVM has
   // no intrinsic for that form.
@@ -335,10 +319,11 @@ class NvptxTarget final : public lower::Target {
   }
 
  private:
-  // The PTX ISA version: LLVM's least for the arch (7.0 for sm_80), but at least 7.4, which the
-  // eviction-priority qualifiers of hinted loads and stores (ld.global.L1::evict_last) need;
-  // ptxas refuses them in older PTX. Every driver since CUDA 11.4 reads PTX 7.4.
-  std::string ptx_features() const { return arch_ == "sm_80" ? "+ptx74" : ""; }
+  // The PTX ISA version: LLVM's least for the arch (7.0 for sm_80), but at least 7.5, which
+  // cp.async's ignore-src predicate needs (async_copy), as do (from 7.4) the eviction-priority
+  // qualifiers of hinted loads and stores (ld.global.L1::evict_last); ptxas refuses them in older
+  // PTX. Every driver since CUDA 11.5 reads PTX 7.5.
+  std::string ptx_features() const { return arch_ == "sm_80" ? "+ptx75" : ""; }
 
   std::string arch_;
   std::string data_layout_;

@@ -150,14 +150,12 @@ class Target {
   virtual void fence_proxy_async(llvm::IRBuilder<>& b) const {}
 
   // Asynchronous copies global -> shared (cp.async on sm_80+; async_copy, lower_shared.cpp).
-  // async_copy copies `bytes` (4, 8 or 16) from `global` to `shared` where `pred` and `shared_pred`
-  // both hold and writes zeros where either does not (`shared_pred`: the conjunction every copy of
-  // one async_copy op shares, one value; `pred`: this copy's own part); async_commit closes a group
-  // of copies; async_wait blocks until at most `pending` groups of this thread are still in flight.
-  // The defaults copy at once (an ordinary predicated load and a store; commit and wait do
-  // nothing), which is what the asynchronous form computes once waited for.
-  virtual void async_copy(llvm::IRBuilder<>& b, llvm::Value* shared, llvm::Value* global, int bytes, llvm::Value* pred,
-                          llvm::Value* shared_pred) const;
+  // async_copy copies `bytes` (4, 8 or 16) from `global` to `shared` where `pred` holds and writes
+  // zeros where it does not; async_commit closes a group of copies; async_wait blocks until at most
+  // `pending` groups of this thread are still in flight. The defaults copy at once (an ordinary
+  // predicated load and a store; commit and wait do nothing), which is what the asynchronous form
+  // computes once waited for.
+  virtual void async_copy(llvm::IRBuilder<>& b, llvm::Value* shared, llvm::Value* global, int bytes, llvm::Value* pred) const;
   virtual void async_commit(llvm::IRBuilder<>& b) const {}
   virtual void async_wait(llvm::IRBuilder<>& b, int pending) const {}
 

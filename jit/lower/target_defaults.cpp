@@ -35,9 +35,7 @@ void Target::predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Va
   b.SetInsertPoint(join_bb);
 }
 
-void Target::async_copy(llvm::IRBuilder<>& b, llvm::Value* shared, llvm::Value* global, int bytes, llvm::Value* own_pred,
-                        llvm::Value* shared_pred) const {
-  llvm::Value* pred = b.CreateAnd(shared_pred, own_pred);
+void Target::async_copy(llvm::IRBuilder<>& b, llvm::Value* shared, llvm::Value* global, int bytes, llvm::Value* pred) const {
   llvm::Type* t = bytes == 4 ? static_cast<llvm::Type*>(b.getInt32Ty())
                              : llvm::FixedVectorType::get(b.getInt32Ty(), static_cast<unsigned>(bytes / 4));
   llvm::Value* v = predicated_load(b, t, global, pred, llvm::Constant::getNullValue(t), static_cast<unsigned>(bytes));
