@@ -83,6 +83,7 @@ bool nvptx_predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Valu
 std::vector<llvm::Value*> nvptx_wgmma(llvm::IRBuilder<>& b, const lower::Target::Wgmma& shape, llvm::Value* desc_a,
                                       llvm::Value* desc_b, const std::vector<llvm::Value*>& acc);
 std::vector<llvm::Value*> nvptx_wgmma_wait(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& acc, int pending);
+llvm::Value* nvptx_opaque_copy(llvm::IRBuilder<>& b, llvm::Value* v);
 // Math (nvptx_math_target.cpp) and libdevice (libdevice_target.cpp).
 llvm::Value* nvptx_math(llvm::IRBuilder<>& b, const std::string& fn, llvm::ArrayRef<llvm::Value*> args);
 void link_libdevice(llvm::Module& m);
@@ -212,6 +213,9 @@ class NvptxTarget final : public lower::Target {
   }
   llvm::Value* shared_window_address(llvm::IRBuilder<>& b, llvm::Value* p) const override {
     return b.CreatePtrToInt(p, b.getInt32Ty());  // a shared (addrspace 3) pointer is 32 bits
+  }
+  llvm::Value* wgmma_descriptor_base(llvm::IRBuilder<>& b, llvm::Value* desc) const override {
+    return nvptx_opaque_copy(b, desc);
   }
   void wgmma_fence(llvm::IRBuilder<>& b) const override {
     call_intrinsic(b, llvm::Intrinsic::nvvm_wgmma_fence_sync_aligned);

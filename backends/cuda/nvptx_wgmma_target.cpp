@@ -72,4 +72,15 @@ std::vector<llvm::Value*> nvptx_wgmma_wait(llvm::IRBuilder<>& b, const std::vect
   return call_tied_asm(b, fmt::format("wgmma.wait_group.sync.aligned {};", pending), acc, {}, {});
 }
 
+// `v` (i64) copied by a mov that LLVM cannot see through: its known bits are hidden from the
+// optimizer (Target::wgmma_descriptor_base), and ptxas removes the copy. No side effects and no
+// memory access, so LLVM may still move, merge or drop it.
+llvm::Value* nvptx_opaque_copy(llvm::IRBuilder<>& b, llvm::Value* v) {
+  auto* fty = llvm::FunctionType::get(v->getType(), {v->getType()}, false);
+  llvm::CallInst* copy = b.CreateCall(fty, llvm::InlineAsm::get(fty, "mov.b64 $0, $1;", "=l,l", /*hasSideEffects=*/false), {v});
+  copy->setDoesNotAccessMemory();
+  copy->setDoesNotThrow();
+  return copy;
+}
+
 }  // namespace tessera::backend

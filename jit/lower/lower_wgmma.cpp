@@ -144,20 +144,17 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   };
   // A descriptor is its start address's 14-bit field (address / 16) and constant fields. Every
   // k16 step's descriptor is the first one's plus a constant: shared addresses lie below 2^18, so
-  // adding to the start field never carries out of it, and each wgmma's descriptors are one add
-  // from the loop's (not a shift, mask and or per wgmma, as ptxas otherwise keeps them).
-  struct Descriptor {
-    llvm::Value* start_field;  // i32: (address >> 4) & 0x3fff
-    std::uint64_t fields;
-  };
+  // adding to the start field never carries out of it. The first descriptor passes through
+  // Target::wgmma_descriptor_base, so that each later one stays a 64-bit add (ptxas: one
+  // UIADD3.64) rather than LLVM's or of disjoint bits (ptxas: an or and a move of the high word).
   auto descriptor = [&](llvm::Value* start, I leading, I stride, I swizzle) {
     const std::uint64_t fields = (static_cast<std::uint64_t>((leading >> 4) & 0x3fff) << 16) |
                                  (static_cast<std::uint64_t>((stride >> 4) & 0x3fff) << 32) | (swizzle_mode(swizzle) << 62);
-    return Descriptor{b_.CreateAnd(b_.CreateLShr(start, i32(b_, 4)), i32(b_, 0x3fff)), fields};
+    llvm::Value* start_field = b_.CreateAnd(b_.CreateLShr(start, i32(b_, 4)), i32(b_, 0x3fff));
+    return target_.wgmma_descriptor_base(b_, b_.CreateOr(b_.CreateZExt(start_field, b_.getInt64Ty()), b_.getInt64(fields)));
   };
-  auto at_offset = [&](const Descriptor& d, I bytes) {
-    llvm::Value* field = bytes == 0 ? d.start_field : b_.CreateAdd(d.start_field, i32(b_, bytes >> 4));
-    return b_.CreateOr(b_.CreateZExt(field, b_.getInt64Ty()), b_.getInt64(d.fields));
+  auto at_offset = [&](llvm::Value* first, I bytes) {
+    return bytes == 0 ? first : b_.CreateAdd(first, b_.getInt64(static_cast<std::uint64_t>(bytes >> 4)));
   };
   llvm::Value* a_base = address(a_smem);
   llvm::Value* b_base = address(b_smem);
@@ -174,7 +171,7 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   const bool trans_a = ta.contiguous_dim == 0;
   if (trans_a && ta.swizzle / ta.esz != 64)
     throw InternalError(fmt::format("lowering: M-major wgmma A with {}-byte swizzle blocks at {}", ta.swizzle, op.loc.str()));
-  std::vector<Descriptor> a_slabs;
+  std::vector<llvm::Value*> a_slabs;
   for (I s = 0; s < slabs; ++s) {
     llvm::Value* slab = b_.CreateAdd(i32(b_, s * groups), group);
     if (trans_a)
@@ -189,7 +186,7 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   };
   // B N-major: k rows 16kk.., N blocks K * W apart; K-major: like A, N rows.
   const bool trans_b = tb.contiguous_dim == 1;
-  const Descriptor b_desc = trans_b ? descriptor(b_base, k * tb.swizzle, 8 * tb.swizzle, tb.swizzle)
+  llvm::Value* const b_desc = trans_b ? descriptor(b_base, k * tb.swizzle, 8 * tb.swizzle, tb.swizzle)
                                     : descriptor(b_base, 16, 8 * tb.swizzle, tb.swizzle);
   auto desc_b = [&](I kk) { return at_offset(b_desc, trans_b ? 16 * kk * tb.swizzle : k_major_offset(tb, n, kk)); };
 

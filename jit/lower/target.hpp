@@ -135,6 +135,12 @@ class Target {
   // window on NVIDIA; 0 by default, where the emulation reads descriptors relative to the kernel's
   // shared memory.
   virtual llvm::Value* shared_window_address(llvm::IRBuilder<>& b, llvm::Value* p) const { return b.getInt32(0); }
+  // The first of a dot's wgmma descriptors (i64), from which the others are small constants
+  // apart (lower_wgmma.cpp). NVIDIA hides its bits from LLVM, which would otherwise turn each
+  // later descriptor's 64-bit add into an or of disjoint bits: ptxas makes the add one UIADD3.64
+  // and the or an or and a move of the high word (a 128x256x64 bf16 K loop: 109 instructions
+  // against 123). The default returns it as is.
+  virtual llvm::Value* wgmma_descriptor_base(llvm::IRBuilder<>& b, llvm::Value* desc) const { return desc; }
   // wgmma.fence before wgmmas whose accumulators other instructions wrote; commit_group after
   // them; wait_group until at most `pending` groups are in flight, the accumulators passed through
   // so that nothing reads them before (ptxas serializes the wgmmas otherwise: warning C7515);

@@ -116,6 +116,14 @@ void check_matmul_ptx(const char* dtype) {
         const int ignoring = static_cast<int>(std::distance(std::sregex_iterator(loop.begin(), loop.end(), ignore_src), std::sregex_iterator()));
         CHECK(ignoring == copies);
         CHECK(count(loop, "and.pred") <= count(loop, "cp.async.commit_group"));
+        if (arch == "sm_90a") {
+          // A dot's wgmma descriptors are 64-bit adds to one base per operand slab (ptxas: one
+          // UIADD3.64 each), not an or of the start field and the constant fields per wgmma (an
+          // or and a move each): or.b64 only for the bases.
+          const int wgmmas_per_k_step = count(loop, "wgmma.mma_async") / static_cast<int>(cfg.block_k / 16);
+          CHECK(wgmmas_per_k_step > 0);
+          CHECK(count(loop, "or.b64") <= wgmmas_per_k_step + 1);
+        }
       }
       if (ptxas.empty()) continue;
       ScratchFile file(art.data, ".ptx");
