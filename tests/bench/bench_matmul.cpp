@@ -249,39 +249,36 @@ void bench_compile_and_autotune(tessera::cuda::CudaDriver& drv) {
   if (bad) ++g_failed;
 }
 
-// The PTX `one` would run, compiled for `arch` without a GPU: host pointers aligned as the
-// device's allocations are (16 bytes and more) give the same specialization.
+// Writes the PTX of `kernel` compiled for `arch` without a GPU, for shape `s` and `cfg`, to stdout.
+// Host buffers aligned as the device's allocations are (16 bytes and more) give the same
+// specialization.
+template <class Kernel, class... Buffers>
+int write_ptx(Kernel& kernel, const std::string& arch, const ex::MatmulShape& s, const ex::MatmulConfig& cfg,
+              Buffers... buffers) {
+  const auto art = std::apply([&](auto... sc) { return kernel.warmup(arch, ex::matmul_options(s, cfg), buffers..., sc...); },
+                              ex::matmul_scalars(s));
+  std::fwrite(art.data.data(), 1, art.data.size(), stdout);
+  return 0;
+}
+
+// The PTX `one` would run.
 template <class T>
 int print_ptx(const std::string& arch, std::int64_t m, std::int64_t n, std::int64_t k, const ex::MatmulConfig& cfg,
               const std::string& layout) {
   static auto matmul = ex::make_matmul<T, output_t<T>>("matmul");
   std::vector<T> a(16), b(16);
   std::vector<output_t<T>> c(16);
-  const ex::MatmulShape s = shape_of(m, n, k, layout);
-  const auto art = std::apply(
-      [&](auto... sc) {
-        return matmul.warmup(arch, ex::matmul_options(s, cfg), std::span<T>(a), std::span<T>(b), std::span<output_t<T>>(c), sc...);
-      },
-      ex::matmul_scalars(s));
-  std::fwrite(art.data.data(), 1, art.data.size(), stdout);
-  return 0;
+  return write_ptx(matmul, arch, shape_of(m, n, k, layout), cfg, std::span<T>(a), std::span<T>(b), std::span<output_t<T>>(c));
 }
 
-// The fused epilogue's kernel (bench_bias_gelu), compiled as print_ptx compiles the plain one.
+// The fused epilogue's kernel (bench_bias_gelu).
 int print_bias_gelu_ptx(const std::string& arch, std::int64_t m, std::int64_t n, std::int64_t k,
                         const ex::MatmulConfig& cfg) {
   static auto kernel = ex::make_matmul_bias_gelu<ts::bfloat16>();
   std::vector<ts::bfloat16> a(16), b(16), c(16);
   std::vector<float> bias(16);
-  const ex::MatmulShape s{m, n, k, k, 1, n, 1, n, 1};
-  const auto art = std::apply(
-      [&](auto... sc) {
-        return kernel.warmup(arch, ex::matmul_options(s, cfg), std::span<ts::bfloat16>(a), std::span<ts::bfloat16>(b),
-                             std::span<float>(bias), std::span<ts::bfloat16>(c), sc...);
-      },
-      ex::matmul_scalars(s));
-  std::fwrite(art.data.data(), 1, art.data.size(), stdout);
-  return 0;
+  return write_ptx(kernel, arch, ex::MatmulShape{m, n, k, k, 1, n, 1, n, 1}, cfg, std::span<ts::bfloat16>(a),
+                   std::span<ts::bfloat16>(b), std::span<float>(bias), std::span<ts::bfloat16>(c));
 }
 
 }  // namespace

@@ -14,9 +14,9 @@ import triton.language as tl
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                  ACC_INT: tl.constexpr):
+def tile_product(a_ptr, b_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BLOCK_M: tl.constexpr,
+                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, ACC_INT: tl.constexpr):
+    """This program's tile of A.B in the tutorial's grouped order: (acc, its rows, its columns)."""
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -34,8 +34,15 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
         a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak, mask=ks[None, :] < K, other=0)
         b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn, mask=ks[:, None] < K, other=0)
         acc = tl.dot(a, b, acc, out_dtype=tl.int32 if ACC_INT else tl.float32)
-    om = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    on = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    return acc, pid_m * BLOCK_M + tl.arange(0, BLOCK_M), pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                  ACC_INT: tl.constexpr):
+    acc, om, on = tile_product(a_ptr, b_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BLOCK_M, BLOCK_N,
+                               BLOCK_K, GROUP_M, ACC_INT)
     tl.store(c_ptr + om[:, None] * stride_cm + on[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty),
              mask=(om[:, None] < M) & (on[None, :] < N))
 
@@ -46,25 +53,8 @@ def matmul_bias_gelu_kernel(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, s
                             GROUP_M: tl.constexpr):
     """matmul_kernel's product with tessera's fused epilogue (examples/matmul_kernels.hpp
     make_matmul_bias_gelu): C = bf16(GELU(A.B + bias)), f32 bias, GELU with erf."""
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    in_group = GROUP_M * num_pid_n
-    first_m = (pid // in_group) * GROUP_M
-    size_m = min(num_pid_m - first_m, GROUP_M)
-    pid_m = first_m + ((pid % in_group) % size_m)
-    pid_n = (pid % in_group) // size_m
-    rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
-    rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
-        ks = k0 + rk
-        a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak, mask=ks[None, :] < K, other=0)
-        b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn, mask=ks[:, None] < K, other=0)
-        acc = tl.dot(a, b, acc)
-    om = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    on = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc, om, on = tile_product(a_ptr, b_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BLOCK_M, BLOCK_N,
+                               BLOCK_K, GROUP_M, False)
     x = acc + tl.load(bias_ptr + on, mask=on < N, other=0.0)[None, :]
     y = 0.5 * x * (1.0 + tl.math.erf(x * 0.70710678118654752))
     tl.store(c_ptr + om[:, None] * stride_cm + on[None, :] * stride_cn, y.to(tl.bfloat16),
