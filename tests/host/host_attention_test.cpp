@@ -1,0 +1,57 @@
+// Attention forward (examples/attention_kernels.hpp) on the host targets against the interpreter:
+// the first dot's accumulator reduced along its rows (max, sum), rescaled, exponentiated and cast
+// as the second dot's left operand, in every lowering of the dots (4 and 8 warps: wgmma, 1 and 2:
+// mma.sync, warps of 64: fma loops), causal and not, a sequence length no block divides, and
+// against a double-precision reference.
+#include "examples/attention_kernels.hpp"
+#include "host_test_util.hpp"
+
+using namespace host_test;
+namespace ex = tessera_examples;
+
+namespace {
+
+template <class In>
+void check_attention(bool causal) {
+  auto kernel = ex::make_attention<In>();
+  constexpr std::int64_t heads = 2, n = 100, d = 32;
+  const ex::AttentionConfig cfg{.block_m = 64, .block_n = 32, .num_stages = 2};
+  std::mt19937 rng(kSeed);
+  const auto count = static_cast<std::size_t>(heads * n * d);
+  const auto q = random_values<In>(count, rng, -1, 1), k = random_values<In>(count, rng, -1, 1),
+             v = random_values<In>(count, rng, -1, 1);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  auto run = [&](ts::Executor e, int warps) {
+    auto out = poisoned<In>(count);
+    ts::LaunchOptions opts = ex::attention_options(heads, n, d, causal, cfg, e);
+    opts.num_warps = warps;
+    kernel[opts](q, k, v, out, static_cast<std::int32_t>(n), scale);
+    return out;
+  };
+  const auto reference = ex::attention_reference<In>(q, k, v, heads, n, d, scale, causal);
+  std::vector<In> want;
+  for (double x : reference) want.push_back(In(static_cast<float>(x)));
+  // Against the double reference: a few units of In's rounding (P and O are rounded to In).
+  const double eps = std::is_same_v<In, ts::bfloat16> ? 0x1p-8 : 0x1p-11;
+  against_interpreter(std::string("attention ") + (causal ? "causal" : "full"), run,
+                      [&](const std::string& what, const std::vector<In>& got, const std::vector<In>& interp) {
+                        // The row sums of P add in a tree over lanes and warps, the interpreter's
+                        // left to right: O, rounded to In, may differ by one of its ulps.
+                        expect_match(what, got, interp, [](std::size_t, double w) { return ulp_of<In>(w); });
+                        expect_match(what + " (interpreter vs double reference)", interp, want,
+                                     [&](std::size_t, double) { return 4 * eps; });
+                      },
+                      std::span<const int>(std::array{1, 2, 4, 8}), std::span<const int>(std::array{1, 4}));
+}
+
+}  // namespace
+
+TEST_CASE("attention forward f16 on the host targets matches the interpreter", "[host][dot][attention]") {
+  check_attention<ts::half>(false);
+  check_attention<ts::half>(true);
+}
+
+TEST_CASE("attention forward bf16 on the host targets matches the interpreter", "[host][dot][attention]") {
+  check_attention<ts::bfloat16>(false);
+  check_attention<ts::bfloat16>(true);
+}
