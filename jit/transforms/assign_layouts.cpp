@@ -99,41 +99,54 @@ class LayoutAssigner {
 
   const Layout& default_for(const Value* v) { return defaults_.at(v->type.rank()); }
 
-  // Values that stay in a tensor-core accumulator's layout: dot results, the loop-carried values
-  // and loop results they flow through, and elementwise functions of them of the same shape (the
-  // epilogue: casts, bias, activations). Keeping the epilogue in the accumulator's layout and
-  // storing from it moves no data between threads, where converting the accumulator first would
-  // need shared memory for the whole f32 tile.
+  // Values that stay in a tensor-core accumulator's layout: dot results, elementwise functions of
+  // them of the same shape (the epilogue: casts, bias, activations), their reductions (in the
+  // slice of that layout: attention's row max and row sum), and the loop-carried values and loop
+  // results these flow through. Keeping the epilogue in the accumulator's layout and storing from
+  // it moves no data between threads, where converting the accumulator first would need shared
+  // memory for the whole f32 tile. A loop-carried value is anchored by what its body yields,
+  // which a walk reaches after the loop: the walk repeats until no value is added.
   void collect_anchors(ir::Block& b) {
-    ir::walk(b, [&](Op& op) {
-      if (op.kind == OpKind::Dot) {
-        anchors_[op.result()] = dot_layout(op);
+    std::size_t before = 0;
+    do {
+      before = anchors_.size();
+      ir::walk(b, [&](Op& op) { anchor_results(op); });
+    } while (anchors_.size() != before);
+  }
+  void anchor_results(Op& op) {
+    auto anchor = [&](const Value* v, const Layout& l) { anchors_.try_emplace(v, l); };
+    if (op.kind == OpKind::Dot) {
+      anchor(op.result(), dot_layout(op));
+      return;
+    }
+    if (op.kind == OpKind::For) {
+      const Op* yield = op.regions[0]->block->terminator();
+      for (std::size_t i = 0; yield && i < yield->operands.size(); ++i)
+        if (const Layout* l = anchor_of(yield->operands[i])) {
+          const Layout carried = *l;  // anchor() may rehash the map that l points into
+          anchor(op.regions[0]->block->args[i + 1].get(), carried);
+          anchor(op.results[i].get(), carried);
+        }
+      return;
+    }
+    if (op.kind == OpKind::Reduce) {
+      const Layout* common = common_anchor(op);
+      if (!common) return;
+      const Layout sliced = analysis::slice_layout(*common, static_cast<int>(op.int_attr("axis")));
+      for (auto& r : op.results)
+        if (r->type.is_tile()) anchor(r.get(), sliced);
+      return;
+    }
+    const auto cat = op.info().category;
+    const bool elementwise = cat == ir::OpCategory::Unary || cat == ir::OpCategory::Binary ||
+                             cat == ir::OpCategory::Compare || op.kind == OpKind::Fma || op.kind == OpKind::Select;
+    if (!elementwise || op.results.size() != 1 || !op.result()->type.is_tile()) return;
+    for (const Value* v : op.operands)
+      if (const Layout* l = anchor_of(v); l && v->type.shape == op.result()->type.shape) {
+        const Layout same = *l;
+        anchor(op.result(), same);
         return;
       }
-      if (op.kind == OpKind::For) {
-        const Op* yield = op.regions[0]->block->terminator();
-        for (std::size_t i = 0; yield && i < yield->operands.size(); ++i) {
-          const Value* y = yield->operands[i];
-          if (!y->def || y->def->kind != OpKind::Dot) continue;
-          const Layout l = analysis::dot_accumulator_layout(*y->def, module_.num_warps, warp_size_);
-          if (l.is_none()) continue;
-          anchors_[op.regions[0]->block->args[i + 1].get()] = l;
-          anchors_[op.results[i].get()] = l;
-        }
-        return;
-      }
-      const auto cat = op.info().category;
-      const bool elementwise = cat == ir::OpCategory::Unary || cat == ir::OpCategory::Binary ||
-                               cat == ir::OpCategory::Compare || op.kind == OpKind::Fma || op.kind == OpKind::Select;
-      if (!elementwise || op.results.size() != 1 || !op.result()->type.is_tile()) return;
-      for (const Value* v : op.operands) {
-        auto it = anchors_.find(v);
-        if (it != anchors_.end() && v->type.shape == op.result()->type.shape) {
-          anchors_[op.result()] = it->second;
-          return;
-        }
-      }
-    });
   }
   const Layout* anchor_of(const Value* v) const {
     auto it = anchors_.find(v);
@@ -235,13 +248,13 @@ class LayoutAssigner {
       for (auto& a : op.regions[0]->block->args) set_default(a.get());
       for (auto& r : op.results) set_default(r.get());
     }
-    // A reduction's result is the slice of its operand's (default) layout along the axis: every
-    // thread ends up holding the reduced values of the positions it owned. A scan keeps the layout.
+    // A reduction's result is the slice of its operand's layout along the axis: every thread ends
+    // up holding the reduced values of the positions it owned. A scan keeps the layout.
     if (op.kind == OpKind::Reduce || op.kind == OpKind::Scan)
       for (auto& r : op.results) {
         if (!r->type.is_tile()) continue;
         if (op.kind == OpKind::Scan) set_default(r.get());
-        else set_layout(r.get(), analysis::slice_layout(default_for(op.operands[0]), static_cast<int>(op.int_attr("axis"))));
+        else set_layout(r.get(), analysis::slice_layout(reduce_layout(op), static_cast<int>(op.int_attr("axis"))));
       }
     for (auto& r : op.regions) process_block(*r->block);
 
@@ -272,6 +285,26 @@ class LayoutAssigner {
       uses_.push_back({&op, i, wanted});
       requested_.try_emplace(v, wanted);
     }
+  }
+
+  // The layout a reduction reads its operands in: the accumulator layout they share where they
+  // are a dot's results or elementwise functions of them (attention's row max and sum of the
+  // scores), which reduces across the few lanes and warps holding a row and needs no shared
+  // memory for the tile; else the rank's default.
+  Layout reduce_layout(const Op& op) {
+    const Layout* common = common_anchor(op);
+    return common ? *common : default_for(op.operands[0]);
+  }
+  // The blocked anchor every operand of op has, or null (a reduction of a reduction's slice
+  // reads the rank's default, as before anchors reached reductions).
+  const Layout* common_anchor(const Op& op) const {
+    const Layout* a = anchor_of(op.operands[0]);
+    if (!a || a->kind != Layout::Kind::Blocked) return nullptr;
+    for (const Value* v : op.operands) {
+      const Layout* b = anchor_of(v);
+      if (!b || !(*a == *b)) return nullptr;
+    }
+    return a;
   }
 
   // The layout op needs its i-th (tile) operand in.
@@ -305,6 +338,7 @@ class LayoutAssigner {
       case OpKind::AsyncCopy:  // pointers and mask (the view is no tile)
         return access_layout(op);
       case OpKind::Reduce:
+        return reduce_layout(op);
       case OpKind::Scan:
       // Shape ops move elements between threads through shared memory (lower_shape.cpp), from any
       // layout: their operand's shape, often its rank, differs from the result's.
@@ -352,10 +386,10 @@ class LayoutAssigner {
   }
 
   // Index arithmetic (aranges, splats, tile constants, integer arithmetic and comparisons of them:
-  // masks) is cheaper
-  // to compute again in the wanted layout than to move through shared memory with barriers around
-  // it (Triton's rematerialization): a matmul's row and column indices are used both by its loads
-  // and by its epilogue, in two layouts.
+  // masks) and constant or splat tiles of any type are cheaper to compute again in the wanted
+  // layout than to move through shared memory with barriers around it (Triton's
+  // rematerialization): a matmul's row and column indices are used both by its loads and by its
+  // epilogue, in two layouts; attention's transposed K load takes its `other` of 0 in its own.
   // The layout operand `o` of a recomputed `op` must take for the result to be in `wanted`.
   static Layout operand_layout_for(const Op& op, const Layout& wanted) {
     if (op.kind == OpKind::ExpandDims) return analysis::slice_layout(wanted, static_cast<int>(op.int_attr("axis")));
@@ -363,11 +397,11 @@ class LayoutAssigner {
   }
   static bool rematerializable(const Value* v, const Layout& wanted, int depth) {
     const Op* d = v->def;
-    if (!d || depth > 8 || d->results.size() != 1 || !v->type.is_tile() || !ir::is_int(v->type.dtype)) return false;
+    if (!d || depth > 8 || d->results.size() != 1 || !v->type.is_tile()) return false;
+    if (d->kind == OpKind::Constant || d->kind == OpKind::Splat) return true;
+    if (!ir::is_int(v->type.dtype)) return false;
     switch (d->kind) {
       case OpKind::Arange:
-      case OpKind::Constant:
-      case OpKind::Splat:
         return true;
       case OpKind::ExpandDims:
         return wanted.kind == Layout::Kind::Blocked &&

@@ -339,12 +339,17 @@ TEST_CASE("a matmul's epilogue converts to 16-byte runs in the finished ring's b
   CHECK(overlaps_rings(plan, convert, *m));
   CHECK(plan.total_bytes() == plan.offset(last_ring) + analysis::shared_bytes(last_ring));  // no bytes of its own
   CHECK(plan.barrier_before(convert, 1));
-  // The first op after the loop that reuses the ring's bytes (the reduction's conversion of c, in
-  // program order) writes only after a barrier: every warp is done with the ring.
-  const ir::Op& first_after = *ops_of_kind(*m, ir::OpKind::ConvertLayout).front();
-  CHECK(&first_after != &convert);
-  CHECK(overlaps_rings(plan, first_after, *m));
-  CHECK(plan.barrier_before(first_after, 0));
+  // The first op after the loop that reuses the ring's bytes writes only after a barrier: every
+  // warp is done with the ring. (The reduction of c reads it in the accumulator's layout and
+  // converts only its 1-D result, which may lie elsewhere: the first such op is found in order.)
+  const auto& top = m->entry().ops;
+  auto loop = std::find_if(top.begin(), top.end(), [](auto& o) { return o->kind == ir::OpKind::For; });
+  REQUIRE(loop != top.end());
+  auto first_after = std::find_if(loop + 1, top.end(), [&](auto& o) {
+    return plan.has_region(*o) && overlaps_rings(plan, *o, *m);
+  });
+  REQUIRE(first_after != top.end());
+  CHECK(plan.barrier_before(**first_after, 0));
   // The reductions after the loop may reuse the ring as well; the one before it may not.
   const auto reduces = ops_of_kind(*m, ir::OpKind::Reduce);
   CHECK_FALSE(overlaps_rings(plan, *reduces.front(), *m));
@@ -394,19 +399,29 @@ TEST_CASE("conversions as shared-memory IR: the epilogue's buffer reuses the fin
     ir::verify(*m);
     analysis::SharedMemoryPlan plan(*m);
     CHECK(plan.missing_barriers().empty());
-    // The load follows a debug_barrier (the other threads' stores); at the top level, so does the
-    // first store after the loop (the ring's last reads and copies, in bytes the conversions
-    // reuse). In an outer loop the conversions have bytes of their own, and the inner loop's
-    // prologue barrier orders them after the last iteration's reads: no barrier before the store.
+    // The load follows a debug_barrier (the other threads' stores); at the top level, a barrier
+    // comes between the loop (the ring's last reads and copies) and the first store into the
+    // ring's bytes: a debug_barrier, or one the plan puts before an op's shared phase (the
+    // reduction's 1-D conversion). In an outer loop the conversions have bytes of their own.
     const auto& block = load.parent->ops;
     auto at = std::find_if(block.begin(), block.end(), [&](auto& o) { return o.get() == &load; });
     REQUIRE(at - block.begin() >= 2);
     CHECK((*(at - 1))->kind == ir::OpKind::DebugBarrier);
     CHECK((*(at - 2))->kind == ir::OpKind::LocalStore);
     auto loop = std::find_if(block.begin(), block.end(), [](auto& o) { return o->kind == ir::OpKind::For; });
-    auto first_store = std::find_if(loop, block.end(), [](auto& o) { return o->kind == ir::OpKind::LocalStore; });
-    REQUIRE(first_store != block.end());
-    CHECK(((*(first_store - 1))->kind == ir::OpKind::DebugBarrier) == !nested);
+    auto first_store = std::find_if(loop, block.end(), [&](auto& o) {
+      if (o->kind != ir::OpKind::LocalStore) return false;
+      const ir::Op& target = *analysis::shared_buffer_of(o->operands[0]);
+      return std::any_of(rings.begin(), rings.end(), [&](const ir::Op* r) { return overlaps(plan, target, *r); });
+    });
+    CHECK((first_store != block.end()) == !nested);
+    if (first_store != block.end()) {  // a barrier between the loop and it: an op's or the plan's
+      const bool ordered = std::any_of(loop + 1, first_store, [&](auto& o) {
+        return o->kind == ir::OpKind::DebugBarrier ||
+               (plan.has_region(*o) && (plan.barrier_before(*o, 0) || plan.barrier_before(*o, 1)));
+      });
+      CHECK(ordered);
+    }
     // At the top level the buffer lies in the finished ring's bytes; in an outer loop (whose next
     // prologue refills the ring) it has bytes of its own.
     const bool shares = std::any_of(rings.begin(), rings.end(), [&](const ir::Op* r) { return overlaps(plan, buffer, *r); });
