@@ -2,6 +2,7 @@
 // per (batch, head), causal or not, without materializing the N x N scores. Shared by the
 // example (attention.cpp) and the tests.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -75,28 +76,42 @@ inline ts::LaunchOptions attention_options(std::int64_t heads, std::int64_t n, s
           .executor = ex};
 }
 
-// softmax(Q·Kᵀ·scale)·V in double from the same inputs, [heads, n, d] row-major.
+// Row i of head h of softmax(Q·Kᵀ·scale)·V in double from the same inputs, [heads, n, d]
+// row-major (the benchmark checks sampled rows).
+template <class In>
+std::vector<double> attention_reference_row(std::span<const In> q, std::span<const In> k, std::span<const In> v,
+                                            std::int64_t n, std::int64_t d, double scale, bool causal, std::int64_t h,
+                                            std::int64_t i) {
+  auto at = [&](std::span<const In> t, std::int64_t row, std::int64_t col) {
+    return static_cast<double>(static_cast<float>(t[static_cast<std::size_t>((h * n + row) * d + col)]));
+  };
+  const std::int64_t keys = causal ? i + 1 : n;
+  std::vector<double> s(static_cast<std::size_t>(keys)), o(static_cast<std::size_t>(d));
+  double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+  for (std::int64_t j = 0; j < keys; ++j) {
+    double dotp = 0;
+    for (std::int64_t t = 0; t < d; ++t) dotp += at(q, i, t) * at(k, j, t);
+    s[static_cast<std::size_t>(j)] = dotp * scale;
+    mx = std::max(mx, s[static_cast<std::size_t>(j)]);
+  }
+  for (double x : s) sum += std::exp(x - mx);
+  for (std::int64_t j = 0; j < keys; ++j) {
+    const double p = std::exp(s[static_cast<std::size_t>(j)] - mx) / sum;
+    for (std::int64_t t = 0; t < d; ++t) o[static_cast<std::size_t>(t)] += p * at(v, j, t);
+  }
+  return o;
+}
+
+// Every row of every head, [heads, n, d].
 template <class In>
 std::vector<double> attention_reference(std::span<const In> q, std::span<const In> k, std::span<const In> v,
                                         std::int64_t heads, std::int64_t n, std::int64_t d, double scale, bool causal) {
-  auto f = [](In x) { return static_cast<double>(static_cast<float>(x)); };
-  std::vector<double> o(static_cast<std::size_t>(heads * n * d)), s(static_cast<std::size_t>(n));
+  std::vector<double> o;
+  o.reserve(static_cast<std::size_t>(heads * n * d));
   for (std::int64_t h = 0; h < heads; ++h)
     for (std::int64_t i = 0; i < n; ++i) {
-      const std::int64_t row = (h * n + i) * d, last = causal ? i : n - 1;
-      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
-      for (std::int64_t j = 0; j <= last; ++j) {
-        double dotp = 0;
-        for (std::int64_t t = 0; t < d; ++t) dotp += f(q[static_cast<std::size_t>(row + t)]) * f(k[static_cast<std::size_t>((h * n + j) * d + t)]);
-        s[static_cast<std::size_t>(j)] = dotp * scale;
-        mx = std::max(mx, s[static_cast<std::size_t>(j)]);
-      }
-      for (std::int64_t j = 0; j <= last; ++j) sum += std::exp(s[static_cast<std::size_t>(j)] - mx);
-      for (std::int64_t j = 0; j <= last; ++j) {
-        const double p = std::exp(s[static_cast<std::size_t>(j)] - mx) / sum;
-        for (std::int64_t t = 0; t < d; ++t)
-          o[static_cast<std::size_t>(row + t)] += p * f(v[static_cast<std::size_t>((h * n + j) * d + t)]);
-      }
+      const auto row = attention_reference_row(q, k, v, n, d, scale, causal, h, i);
+      o.insert(o.end(), row.begin(), row.end());
     }
   return o;
 }

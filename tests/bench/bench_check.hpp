@@ -13,8 +13,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <random>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cuda/cuda_driver.hpp"
@@ -180,6 +182,20 @@ inline void check_softmax(Check& c, const std::vector<float>& x, const std::vect
 template <class T>
 void poison(const tessera::cuda::CudaDriver& drv, const tessera::Buffer<T>& b) {
   drv.memset_d8(reinterpret_cast<tessera::cuda::CUdeviceptr>(b.data()), 0xFF, b.size() * sizeof(T));
+}
+
+// Random operands: floats in [-1, 1), int8 over its whole range.
+template <class T>
+std::vector<T> random_operand(std::size_t count, std::mt19937& rng) {
+  std::vector<T> v(count);
+  if constexpr (std::is_same_v<T, std::int8_t>) {
+    std::uniform_int_distribution<int> dist(-128, 127);
+    for (auto& x : v) x = static_cast<T>(dist(rng));
+  } else {
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    for (auto& x : v) x = T(dist(rng));
+  }
+  return v;
 }
 
 inline double median(std::vector<double> v) {

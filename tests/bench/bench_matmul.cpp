@@ -69,19 +69,7 @@ const std::vector<ex::MatmulConfig> kConfigs = {
 template <class T>
 using output_t = std::conditional_t<std::is_same_v<T, std::int8_t>, std::int32_t, T>;
 
-// Random operands: floats in [-1, 1), int8 over its whole range.
-template <class T>
-std::vector<T> random_operand(std::size_t count, std::mt19937& rng) {
-  std::vector<T> v(count);
-  if constexpr (std::is_same_v<T, std::int8_t>) {
-    std::uniform_int_distribution<int> dist(-128, 127);
-    for (auto& x : v) x = static_cast<T>(dist(rng));
-  } else {
-    std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    for (auto& x : v) x = T(dist(rng));
-  }
-  return v;
-}
+using bench::random_operand;
 
 std::string config_name(const ex::MatmulConfig& cfg) {
   return std::to_string(cfg.block_m) + "x" + std::to_string(cfg.block_n) + "x" + std::to_string(cfg.block_k) + "/w" +

@@ -12,6 +12,8 @@ import torch
 import triton
 import triton.language as tl
 
+from triton_configs import tflops, time_configs
+
 
 @triton.jit
 def tile_product(a_ptr, b_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BLOCK_M: tl.constexpr,
@@ -99,11 +101,11 @@ def bias_gelu(M, N, K):
     failed = 0
     for label, fn in (("eager", eager), ("torch.compile", compiled)):
         ok = torch.allclose(fn(a, b, bias).float(), ref.float(), rtol=2e-2, atol=5e-1)
-        ms = triton.testing.do_bench(lambda: fn(a, b, bias), warmup=25, rep=200, return_mode="median")
-        print(f"{label:13s} {name} {flops / ms / 1e9:8.1f} TFLOP/s check {'ok' if ok else 'FAILED'}", flush=True)
+        t = tflops(lambda: fn(a, b, bias), flops)
+        print(f"{label:13s} {name} {t:8.1f} TFLOP/s check {'ok' if ok else 'FAILED'}", flush=True)
         failed += not ok
-    best = 0.0
-    for cfg in CONFIGS:
+
+    def launcher(cfg):
         bm, bn, bk, w, s = cfg
         c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
         grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
@@ -112,16 +114,8 @@ def bias_gelu(M, N, K):
             matmul_bias_gelu_kernel[grid](a, b, bias, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                                           c.stride(0), c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
                                           num_warps=w, num_stages=s)
-        run()
-        ok = torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=5e-1)
-        ms = triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")
-        t = flops / ms / 1e9
-        print(f"triton  {name} {str(cfg):24s} {t:8.1f} TFLOP/s check {'ok' if ok else 'FAILED'}", flush=True)
-        if ok:
-            best = max(best, t)
-        failed += not ok
-    print(f"BEST triton {name} {best:.1f} TFLOP/s", flush=True)
-    return failed
+        return run, lambda: torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=5e-1)
+    return failed + time_configs(name, CONFIGS, launcher, flops)
 
 
 def main():

@@ -30,7 +30,9 @@ DIVISIBLE = ["M", "N", "K", "stride_am", "stride_bk", "stride_cm"]
 
 
 def triton_cubin(dtype, cfg):
-    spec = importlib.util.spec_from_file_location("matmul_ref", os.path.join(os.path.dirname(__file__), "matmul_ref.py"))
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)  # matmul_ref.py imports triton_configs beside it
+    spec = importlib.util.spec_from_file_location("matmul_ref", os.path.join(here, "matmul_ref.py"))
     ref = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ref)
     bm, bn, bk, warps, stages = cfg

@@ -10,7 +10,8 @@
 # with training also the training runs), sanitize (tests/gpu/sanitize_gpu.sh: memcheck,
 # racecheck and synccheck over every example and GPU test binary), multigpu (the [multi_gpu] cases,
 # on the two-GPU machine), matmul (cold compile, autotuning
-# and TFLOP/s, against Triton and cuBLAS; matmul_tessera: tessera's side only), bench. A device call is limited
+# and TFLOP/s, against Triton and cuBLAS; matmul_tessera: tessera's side only), attention
+# (forward TFLOP/s against SDPA and Triton; not in the default list), bench. A device call is limited
 # to 10 minutes, so a run can be split: STEPS=examples,tests,sanitize then STEPS=bench.
 # GPU_TESTS_ONLY=SPEC narrows the tests step to those cases of tessera_gpu_tests.
 set -uo pipefail
@@ -33,7 +34,7 @@ export TESSERA_CACHE_DIR=$(mktemp -d)
 if step examples; then
 echo "== examples on the GPU"
 : > $OUT/examples.log
-for e in vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax matmul matmul_fused; do
+for e in vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax matmul matmul_fused attention; do
   $e 2>&1 | tee -a $OUT/examples.log
   rc=${PIPESTATUS[0]}
   (( rc == 0 )) || fail "example $e (exit $rc)"
@@ -182,6 +183,15 @@ if step matmul; then
   (( PIPESTATUS[0] == 0 )) || fail "tests/bench/matmul_ref.py (see $OUT/matmul_triton.log)"
 fi
 grep -h BEST $OUT/matmul_tessera.log $OUT/matmul_triton.log 2>/dev/null
+fi
+
+if step attention; then
+echo "== attention: tessera (tests/bench/bench_attention.cpp), then SDPA and Triton 3.6 (tests/bench/attention_ref.py)"
+tessera_bench_attention 2>&1 | tee $OUT/attention_tessera.log
+(( PIPESTATUS[0] == 0 )) || fail "tessera_bench_attention (see $OUT/attention_tessera.log)"
+python3 tests/bench/attention_ref.py 2>&1 | tee $OUT/attention_ref.log
+(( PIPESTATUS[0] == 0 )) || fail "tests/bench/attention_ref.py (see $OUT/attention_ref.log)"
+grep -h "BEST\|^sdpa" $OUT/attention_tessera.log $OUT/attention_ref.log 2>/dev/null
 fi
 
 if step bench; then

@@ -23,6 +23,7 @@ export -f run; export LOG
 programs="vector_add
 matmul
 matmul_fused
+attention
 fused_elu
 broadcast_2d
 softmax
