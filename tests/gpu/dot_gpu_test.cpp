@@ -2,7 +2,8 @@
 // poisoned outputs: f16 and bf16 (wgmma on sm_90a where the tile allows, else mma.sync and
 // ldmatrix), f32 (tf32 and tf32x3 on mma.sync, ieee in fma loops) and i8 (mma.sync), blocks from 16 x 16 to 128 x 256, sizes that are and are not
 // multiples of the blocks, B row- and column-major, num_warps 4 and 8, num_stages 1 to 5, and
-// chained dots (an accumulator cast to 16 bits as the next dot's left operand), on the device's own
+// chained dots (an accumulator cast to 16 bits as the next dot's left operand) and attention's
+// forward pass, on the device's own
 // target; tests/gpu/device_run.sh runs the [dot] cases again with
 // TESSERA_CUDA_ARCH=sm_80 (mma.sync code on the H200). The tensor cores sum in their own order,
 // so floats compare within a bound per element.
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "examples/attention_kernels.hpp"
 #include "examples/matmul_kernels.hpp"
 
 namespace ts = tessera;
@@ -213,6 +215,63 @@ TEST_CASE("GPU chained dots f16 (attention's loop without softmax) match the int
 }
 TEST_CASE("GPU chained dots bf16 (attention's loop without softmax) match the interpreter bit for bit", "[gpu][dot]") {
   check_gpu_chained_dots<ts::bfloat16>();
+}
+
+namespace {
+
+// Attention forward (ex::make_attention) on the GPU against a double reference: causal and not, a
+// sequence length no block divides, head_dim 64 and 128, wgmma (4 and 8 warps, 64 and 128 rows)
+// or mma.sync (under TESSERA_CUDA_ARCH=sm_80), num_stages 1 and 2 (K and V prefetched in
+// registers). The GPU's exp2 is ex2.approx and its sums run in the tensor cores' order, so O is
+// held to a few units of the element type's rounding (|O| <= 1), as the example holds it.
+template <class In>
+void check_gpu_attention() {
+  auto kernel = ex::make_attention<In>("attention_gpu_test");
+  struct Case {
+    std::int64_t heads, n, d, block_m, block_n;
+    int warps, stages;
+    bool causal;
+  };
+  const Case cases[] = {{3, 300, 64, 128, 64, 8, 1, false}, {3, 300, 64, 128, 64, 8, 2, true},
+                        {2, 257, 128, 128, 32, 8, 1, true}, {2, 200, 64, 64, 32, 4, 2, false},
+                        {2, 130, 128, 64, 64, 4, 1, true}};
+  const double eps = std::is_same_v<In, ts::bfloat16> ? 0x1p-8 : 0x1p-11;
+  for (const Case& c : cases) {
+    INFO("heads " << c.heads << " n " << c.n << " head_dim " << c.d << " blocks " << c.block_m << "x" << c.block_n
+                  << " warps " << c.warps << " stages " << c.stages << (c.causal ? " causal" : ""));
+    std::mt19937 rng(static_cast<std::uint32_t>(c.n * c.d));
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    const auto count = static_cast<std::size_t>(c.heads * c.n * c.d);
+    std::vector<In> q(count), k(count), v(count);
+    for (auto* t : {&q, &k, &v})
+      for (auto& x : *t) x = In(dist(rng));
+    auto dq = ts::Buffer<In>::from_host(q, ts::Executor::Cuda), dk = ts::Buffer<In>::from_host(k, ts::Executor::Cuda),
+         dv = ts::Buffer<In>::from_host(v, ts::Executor::Cuda);
+    auto dout = ts::Buffer<In>::from_host(std::vector<In>(count, In(std::numeric_limits<float>::quiet_NaN())), ts::Executor::Cuda);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+    const ex::AttentionConfig cfg{.block_m = c.block_m, .block_n = c.block_n, .num_warps = c.warps, .num_stages = c.stages};
+    kernel[ex::attention_options(c.heads, c.n, c.d, c.causal, cfg, ts::Executor::Cuda)](dq, dk, dv, dout,
+                                                                                        static_cast<std::int32_t>(c.n), scale);
+    ts::synchronize(ts::Executor::Cuda);
+    const auto got = dout.to_host();
+    const auto want = ex::attention_reference<In>(q, k, v, c.heads, c.n, c.d, scale, c.causal);
+    std::int64_t bad = 0;
+    double worst = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const double err = std::abs(static_cast<double>(static_cast<float>(got[i])) - want[i]);
+      worst = std::max(worst, err);
+      bad += !(err <= 4 * eps);
+    }
+    INFO("worst abs error " << worst);
+    CHECK(bad == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("GPU attention forward f16 matches a double reference", "[gpu][dot][attention]") { check_gpu_attention<ts::half>(); }
+TEST_CASE("GPU attention forward bf16 matches a double reference", "[gpu][dot][attention]") {
+  check_gpu_attention<ts::bfloat16>();
 }
 
 TEST_CASE("GPU split-K matmul (partial products, then their sum in slice order) matches the interpreter", "[gpu][dot]") {
