@@ -122,10 +122,9 @@ class LayoutAssigner {
     if (op.kind == OpKind::For) {
       const Op* yield = op.regions[0]->block->terminator();
       for (std::size_t i = 0; yield && i < yield->operands.size(); ++i)
-        if (const Layout* l = anchor_of(yield->operands[i])) {
-          const Layout carried = *l;  // anchor() may rehash the map that l points into
-          anchor(op.regions[0]->block->args[i + 1].get(), carried);
-          anchor(op.results[i].get(), carried);
+        if (const Layout* l = anchor_of(yield->operands[i])) {  // (an unordered_map's rehash keeps l valid)
+          anchor(op.regions[0]->block->args[i + 1].get(), *l);
+          anchor(op.results[i].get(), *l);
         }
       return;
     }
@@ -143,8 +142,7 @@ class LayoutAssigner {
     if (!elementwise || op.results.size() != 1 || !op.result()->type.is_tile()) return;
     for (const Value* v : op.operands)
       if (const Layout* l = anchor_of(v); l && v->type.shape == op.result()->type.shape) {
-        const Layout same = *l;
-        anchor(op.result(), same);
+        anchor(op.result(), *l);
         return;
       }
   }
@@ -229,8 +227,9 @@ class LayoutAssigner {
 
   void process_op(Op& op) {
     if (op.kind == OpKind::For) {
-      // A value carried around the loop as a dot's accumulator keeps the dot's layout, so that the
-      // loop body converts nothing; every other carried value takes the rank's default.
+      // An anchored carried value (a dot's accumulator, attention's running row max) keeps its
+      // anchor's layout, so that the loop body converts nothing; every other carried value takes
+      // the rank's default.
       auto& args = op.regions[0]->block->args;
       for (std::size_t i = 0; i < args.size(); ++i) {
         if (const Layout* a = anchor_of(args[i].get())) {

@@ -71,41 +71,26 @@ void bench_shape(tessera::cuda::CudaDriver& drv, const Shape& s, const std::vect
   const double eps = std::is_same_v<In, ts::bfloat16> ? 0x1p-8 : 0x1p-11;
   std::vector<std::pair<std::int64_t, std::int64_t>> rows;  // (head, row) sampled for the check
   for (int r = 0; r < 64; ++r) rows.push_back({static_cast<std::int64_t>(rng() % heads), static_cast<std::int64_t>(rng() % s.n)});
-  double best = 0;
-  std::string best_cfg;
-  for (const auto& cfg : configs) {
-    const std::string cfg_name = config_name(cfg);
-    try {
-      auto launch = [&] {
-        attention[ex::attention_options(heads, s.n, s.d, s.causal, cfg)](q, k, v, o, static_cast<std::int32_t>(s.n), scale);
-      };
-      drv.memset_d8(reinterpret_cast<tessera::cuda::CUdeviceptr>(o.data()), 0xff, count * sizeof(In));  // NaN poison
-      launch();
-      drv.context_synchronize();
-      const auto got = o.to_host();
-      int bad = 0;
-      for (auto [h, i] : rows) {
-        const auto want = ex::attention_reference_row<In>(hq, hk, hv, s.n, s.d, scale, s.causal, h, i);
-        for (std::int64_t t = 0; t < s.d; ++t) {
-          const double g = static_cast<double>(static_cast<float>(got[static_cast<std::size_t>((h * s.n + i) * s.d + t)]));
-          if (!(std::abs(g - want[static_cast<std::size_t>(t)]) <= 4 * eps) && bad++ < 3)
-            std::fprintf(stderr, "CHECK FAILED %s %s: O[%lld,%lld,%lld] = %g, want %g\n", name.c_str(), cfg_name.c_str(),
-                         static_cast<long long>(h), static_cast<long long>(i), static_cast<long long>(t), g,
-                         want[static_cast<std::size_t>(t)]);
-        }
+  g_failed += bench::time_configs(drv, name, flops, configs, config_name, [&](const ex::AttentionConfig& cfg, const std::string& label) {
+    auto launch = [&, cfg] {
+      attention[ex::attention_options(heads, s.n, s.d, s.causal, cfg)](q, k, v, o, static_cast<std::int32_t>(s.n), scale);
+    };
+    drv.memset_d8(reinterpret_cast<tessera::cuda::CUdeviceptr>(o.data()), 0xff, count * sizeof(In));  // NaN poison
+    launch();
+    drv.context_synchronize();
+    const auto got = o.to_host();
+    int bad = 0;
+    for (auto [h, i] : rows) {
+      const auto want = ex::attention_reference_row<In>(hq, hk, hv, s.n, s.d, scale, s.causal, h, i);
+      for (std::int64_t t = 0; t < s.d; ++t) {
+        const double g = static_cast<double>(static_cast<float>(got[static_cast<std::size_t>((h * s.n + i) * s.d + t)]));
+        if (!(std::abs(g - want[static_cast<std::size_t>(t)]) <= 4 * eps) && bad++ < 3)
+          std::fprintf(stderr, "CHECK FAILED %s: O[%lld,%lld,%lld] = %g, want %g\n", label.c_str(), static_cast<long long>(h),
+                       static_cast<long long>(i), static_cast<long long>(t), g, want[static_cast<std::size_t>(t)]);
       }
-      for (int i = 0; i < 3; ++i) launch();
-      const double ms = bench::time_ms(drv, launch, 20);
-      const double tflops = flops / (ms * 1e-3) / 1e12;
-      std::printf("tessera %-34s %-14s %8.1f TFLOP/s  check %s\n", name.c_str(), cfg_name.c_str(), tflops, bad ? "FAILED" : "ok");
-      std::fflush(stdout);
-      if (bad) ++g_failed;
-      else if (tflops > best) best = tflops, best_cfg = cfg_name;
-    } catch (const ts::Error& e) {
-      std::printf("tessera %-34s %-14s could not run: %s\n", name.c_str(), cfg_name.c_str(), e.what());
     }
-  }
-  std::printf("BEST tessera %s %.1f TFLOP/s (%s)\n", name.c_str(), best, best_cfg.c_str());
+    return std::make_pair(std::function<void()>(launch), bad);
+  });
 }
 
 // bench_shape for the shape's element type.

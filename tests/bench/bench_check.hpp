@@ -225,6 +225,34 @@ double time_ms(tessera::cuda::CudaDriver& drv, F&& f, int reps) {
   return median(t);
 }
 
+// Times each configuration and prints its TFLOP/s (`flops` per launch), then the best that
+// passed its check. run_once(cfg, label) launches once on poisoned output, checks it and returns
+// {launch, failures}; a configuration that cannot run (a tessera::Error) is reported and skipped.
+// Returns the number of configurations whose check failed.
+template <class Config, class Name, class RunOnce>
+int time_configs(tessera::cuda::CudaDriver& drv, const std::string& name, double flops, const std::vector<Config>& configs,
+                 Name config_name, RunOnce run_once) {
+  int failed = 0;
+  double best = 0;
+  std::string best_cfg;
+  for (const auto& cfg : configs) {
+    const std::string cfg_name = config_name(cfg);
+    try {
+      auto [launch, bad] = run_once(cfg, name + " " + cfg_name);
+      for (int i = 0; i < 3; ++i) launch();
+      const double tflops = flops / (time_ms(drv, launch, 20) * 1e-3) / 1e12;
+      std::printf("tessera %-34s %-14s %8.1f TFLOP/s  check %s\n", name.c_str(), cfg_name.c_str(), tflops, bad ? "FAILED" : "ok");
+      std::fflush(stdout);
+      if (bad) ++failed;
+      else if (tflops > best) best = tflops, best_cfg = cfg_name;
+    } catch (const tessera::Error& e) {
+      std::printf("tessera %-34s %-14s could not run: %s\n", name.c_str(), cfg_name.c_str(), e.what());
+    }
+  }
+  std::printf("BEST tessera %s %.1f TFLOP/s (%s)\n", name.c_str(), best, best_cfg.c_str());
+  return failed;
+}
+
 inline std::string json_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {

@@ -93,29 +93,12 @@ int sampled_check(const std::string& label, std::int64_t m, std::int64_t n, doub
   return bad;
 }
 
-// Times each configuration and prints its TFLOP/s, then the best that passed its check.
-// run_once(cfg, label) launches once on poisoned output, checks it and returns {launch, failures}.
+// bench::time_configs at the FLOPs of an m x n x k product.
 template <class RunOnce>
 void time_configs(tessera::cuda::CudaDriver& drv, const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k,
                   const std::vector<ex::MatmulConfig>& configs, RunOnce run_once) {
-  double best = 0;
-  std::string best_cfg;
-  for (const auto& cfg : configs) {
-    const std::string cfg_name = config_name(cfg);
-    try {
-      auto [launch, bad] = run_once(cfg, name + " " + cfg_name);
-      for (int i = 0; i < 3; ++i) launch();
-      const double ms = time_ms(drv, launch, 20);
-      const double tflops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (ms * 1e-3) / 1e12;
-      std::printf("tessera %-26s %-14s %8.1f TFLOP/s  check %s\n", name.c_str(), cfg_name.c_str(), tflops, bad ? "FAILED" : "ok");
-      std::fflush(stdout);
-      if (bad) ++g_failed;
-      else if (tflops > best) best = tflops, best_cfg = cfg_name;
-    } catch (const ts::Error& e) {
-      std::printf("tessera %-26s %-14s could not run: %s\n", name.c_str(), cfg_name.c_str(), e.what());
-    }
-  }
-  std::printf("BEST tessera %s %.1f TFLOP/s (%s)\n", name.c_str(), best, best_cfg.c_str());
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  g_failed += bench::time_configs(drv, name, flops, configs, config_name, run_once);
 }
 
 std::string shape_label(const char* what, std::int64_t m, std::int64_t n, std::int64_t k) {
