@@ -20,6 +20,7 @@ namespace ts = tessera;
 // acc, both rescaled by exp2(m_old - m_new) when the max grows. P = exp2(scores - m) is cast to
 // In as the second dot's left operand (chained dots). With CAUSAL, key j is seen by query i only
 // if j <= i, and the loop stops after the block holding the program's last row. O in In.
+// Offsets are 32-bit: heads * n * HEAD_D must stay below 2^31.
 template <class In>
 auto make_attention(const char* name = "attention") {
   return ts::kernel(name, [](ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::Ptr<In> o, ts::Int n, ts::Float scale) {
@@ -62,7 +63,8 @@ struct AttentionConfig {
 };
 
 // 128 query rows per program on 8 warps; keys in blocks of 64, or of 32 for a head_dim above 64
-// (64 spills on sm_90a there: the O accumulator alone is 64 registers a thread).
+// (64 spills 48-64 bytes on sm_80 there, at 255 registers: the O accumulator alone is 64 a
+// thread; sm_90a holds it in 235-237, ptxas 13.0, session 30).
 inline AttentionConfig attention_config(std::int64_t head_dim) {
   return {.block_m = 128, .block_n = head_dim > 64 ? 32 : 64, .num_warps = 8};
 }
