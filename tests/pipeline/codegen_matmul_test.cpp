@@ -7,7 +7,7 @@
 #include <regex>
 #include <string>
 
-#include "backend/tool_paths.hpp"
+#include "codegen_util.hpp"
 #include "examples/matmul_kernels.hpp"
 #include "examples_util.hpp"
 #include "tessera/runtime.hpp"
@@ -43,12 +43,6 @@ HostCase matmul_case(std::int32_t size, const ex::MatmulConfig& cfg, std::mt1993
       ex::matmul_scalars(s));
   c.args.assign(a.begin(), a.end());
   return c;
-}
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
 }
 
 // The body of the loop whose back edge branches to a label above it and that issues cp.async
@@ -125,14 +119,7 @@ void check_matmul_ptx(const char* dtype) {
           CHECK(count(loop, "or.b64") <= wgmmas_per_k_step + 1);
         }
       }
-      if (ptxas.empty()) continue;
-      ScratchFile file(art.data, ".ptx");
-      const auto r = run_command(ptxas + " -v -arch=" + arch + " " + file.path() + " -o /dev/null");
-      INFO(r.output);
-      CHECK(r.exit_code == 0);
-      CHECK(r.output.find("0 bytes spill stores") != std::string::npos);
-      CHECK(r.output.find("C7515") == std::string::npos);
-      CHECK(r.output.find("C7511") == std::string::npos);
+      if (!ptxas.empty()) check_ptxas_accepts_without_spills(ptxas, art.data, arch);
     }
   }
 }
