@@ -51,7 +51,10 @@ I align_up(I bytes, I alignment) { return (bytes + alignment - 1) / alignment * 
 I dot_row_pad(ir::DType operand) { return 16 / ir::dtype_bytes(operand); }
 I dot_row_stride(ir::DType operand, I row_elems) { return row_elems + dot_row_pad(operand); }
 bool is_shared_access(const Op& op) { return op.kind == OpKind::LocalStore || op.kind == OpKind::LocalLoad; }
-bool is_async_dot(const Op& op) { return op.kind == OpKind::Dot && op.operands.at(0)->type.shared; }
+bool dot_reads_view(const Op& dot, int operand) {
+  return dot.kind == OpKind::Dot && dot.operands.at(static_cast<std::size_t>(operand))->type.shared;
+}
+bool is_async_dot(const Op& op) { return dot_reads_view(op, 0) && dot_reads_view(op, 1); }
 
 const Op* shared_buffer_of(const ir::Value* v) {
   if (!v->type.shared || !v->def) return nullptr;
@@ -74,6 +77,15 @@ I dot_stage_bytes(const Op& dot, int operand) {
   // wgmma operands are dense swizzled tiles (shared_stage_bytes); mma.sync operands have padded rows.
   if (dot_uses_wgmma(dot)) return align_up(t.numel() * ir::dtype_bytes(t.dtype), 1024);
   return t.shape[0] * dot_row_stride(t.dtype, t.shape[1]) * ir::dtype_bytes(t.dtype);
+}
+
+I dot_staged_offset(const Op& dot, int operand) { return operand == 1 && !dot_reads_view(dot, 0) ? dot_stage_bytes(dot, 0) : 0; }
+
+I dot_staged_bytes(const Op& dot) {
+  I bytes = 0;
+  for (int l = 0; l < 2; ++l)
+    if (!dot_reads_view(dot, l)) bytes += dot_stage_bytes(dot, l);
+  return bytes;
 }
 
 namespace {
@@ -208,8 +220,7 @@ I shared_alignment(const Op& op) {
 I shared_bytes(const Op& op) {
   I bytes = 0;
   switch (op.kind) {
-    case OpKind::Dot:  // a then b, rows padded (lower_dot.cpp); none when it reads them from views
-      return is_async_dot(op) ? 0 : dot_stage_bytes(op, 0) + dot_stage_bytes(op, 1);
+    case OpKind::Dot: return dot_staged_bytes(op);  // the operands it reads from registers (lower_dot.cpp)
     case OpKind::LocalAlloc: {  // its stages (the leading dim) one after the other; one of 1 dim whole
       const ir::Type& t = op.result()->type;
       if (t.rank() < 2) return shared_stage_bytes(t);
@@ -413,8 +424,8 @@ void SharedMemoryPlan::walk_phase(const Op& op, int phase, Access access, Pendin
   pending = join(pending, {access});
 }
 
-SharedMemoryPlan::Access SharedMemoryPlan::view_access(const Op& op) const {
-  const ir::Value* view = op.operands.at(0);
+SharedMemoryPlan::Access SharedMemoryPlan::view_access(const Op& op, int operand, bool write) const {
+  const ir::Value* view = op.operands.at(static_cast<std::size_t>(operand));
   const Op* alloc = shared_buffer_of(view);
   if (!alloc || !regions_.count(alloc))
     throw InternalError(fmt::format("shared memory: '{}' at {} reads or writes a view of no local_alloc", op.name(), op.loc.str()));
@@ -429,7 +440,21 @@ SharedMemoryPlan::Access SharedMemoryPlan::view_access(const Op& op) const {
       end = begin + bytes;
     }
   }
-  return {begin, end, op.kind == OpKind::LocalStore};
+  return {begin, end, write};
+}
+
+void SharedMemoryPlan::walk_dot_with_views(const Op& dot, Pending& pending) {
+  Pending reads;
+  for (int l = 0; l < 2; ++l)
+    if (dot_reads_view(dot, l)) reads = join(reads, {view_access(dot, l, false)});
+  if (regions_.count(&dot)) {  // it stages its other operand: the barrier before its reads orders the views too
+    const auto& [begin, end] = regions_.at(&dot);
+    walk_phase(dot, 0, Access{begin, end, true}, pending);
+    walk_phase(dot, 1, Access{begin, end, false}, pending);
+    pending = join(pending, reads);
+    return;
+  }
+  for (const Access& a : reads) walk_phase(dot, 0, a, pending);  // a barrier right before the dot
 }
 
 void SharedMemoryPlan::walk_block(const ir::Block& b, Pending& pending) {
@@ -464,7 +489,9 @@ void SharedMemoryPlan::walk_block(const ir::Block& b, Pending& pending) {
     } else if (op->kind == OpKind::DebugBarrier) {
       pending.clear();
     } else if (is_shared_access(*op)) {
-      walk_phase(*op, 0, view_access(*op), pending);
+      walk_phase(*op, 0, view_access(*op, 0, op->kind == OpKind::LocalStore), pending);
+    } else if (dot_reads_view(*op, 0) || dot_reads_view(*op, 1)) {
+      walk_dot_with_views(*op, pending);
     } else if (regions_.count(op.get()) && op->kind != OpKind::LocalAlloc) {
       const auto& [begin, end] = regions_.at(op.get());
       walk_phase(*op, 0, Access{begin, end, true}, pending);

@@ -64,8 +64,12 @@ bool is_shared_access(const ir::Op& op);
 // elements of `operand`'s type, and the row stride in elements.
 std::int64_t dot_row_pad(ir::DType operand);
 std::int64_t dot_row_stride(ir::DType operand, std::int64_t row_elems);
-// A dot that reads a and b from shared-memory views (the pipeline pass's rings, ops.def "Shared
-// memory"): the buffers' local_allocs hold the bytes; the IR's own waits and barriers order them.
+// Whether a dot reads `operand` (0: a, 1: b) from a shared-memory view (ops.def "Shared memory":
+// a pipeline pass's ring, or a loop-invariant operand it stored once): the buffer's local_alloc
+// holds the bytes and the IR's own waits, fences and barriers order them. A dot stages only the
+// operands it reads from registers, in a region of its own (dot_staged_bytes).
+bool dot_reads_view(const ir::Op& dot, int operand);
+// A dot that reads both a and b from views.
 bool is_async_dot(const ir::Op& op);
 // The local_alloc whose buffer `v` (a buffer, or a view of it by smem_index) is; null otherwise.
 const ir::Op* shared_buffer_of(const ir::Value* v);
@@ -73,8 +77,11 @@ const ir::Op* shared_buffer_of(const ir::Value* v);
 // stage): padded rows as #padded says, wgmma's swizzled tiles (#nvmma) rounded up to 1024 bytes
 // (the swizzle atoms, 8 rows of up to 128 bytes, must start 1024-byte aligned).
 std::int64_t shared_stage_bytes(const ir::Type& view);
-// Bytes of one stage of a dot's staged a (operand 0) or b (operand 1), from registers.
+// Bytes of one stage of a dot's staged a (operand 0) or b (operand 1), from registers; the dot's
+// region holds a's then b's, of those it reads from registers (dot_staged_offset: where b's start).
 std::int64_t dot_stage_bytes(const ir::Op& dot, int operand);
+std::int64_t dot_staged_offset(const ir::Op& dot, int operand);
+std::int64_t dot_staged_bytes(const ir::Op& dot);
 // An asynchronous wgmma dot whose accumulator is only carried around its loop (the loop's block
 // argument feeds nothing but the dot, the dot's result nothing but the yield) may keep its wgmmas
 // in flight into the next iteration (wait_group 1 after each, wait_group 0 after the loop), as
@@ -127,16 +134,17 @@ class SharedMemoryPlan {
   // Byte offset of the op's region; throws InternalError for an op without one.
   std::int64_t offset(const ir::Op& op) const;
   // Whether a barrier goes right before phase `phase` (0: the writes, 1: the reads) of `op`: one
-  // the IR has (the attribute; phase 1 always) or one it needs. A local_store or local_load has
-  // phase 0 only.
+  // the IR has (the attribute; phase 1 always) or one it needs. A local_store or local_load, and
+  // a dot that reads views but stages nothing, has phase 0 only (place-barriers puts a
+  // debug_barrier before it).
   bool barrier_before(const ir::Op& op, int phase) const;
   int num_barriers() const { return static_cast<int>(barriers_.size()); }
   // The barriers needed that the IR does not have, in the order the walk met them (what
   // place-barriers inserts; the lowering requires none).
   const std::vector<std::pair<const ir::Op*, int>>& missing_barriers() const { return missing_; }
-  // A ring: a buffer that async copies fill. Its accesses are ordered by the IR's waits and the
-  // pipeliner's barriers, which the walk does not model: the lowering compiles no local_store or
-  // local_load of a ring, and no dot reading a view of a buffer that is not one.
+  // A ring: a buffer that async copies fill. Its copies are ordered by the IR's waits and the
+  // pipeliner's barriers, which the walk does not model (it models only a dot's reads of a ring):
+  // the lowering compiles no local_store or local_load of a ring.
   bool is_ring(const ir::Op& alloc) const { return rings_.count(&alloc) > 0; }
   // One line per shared-memory op: "<op> @<line>: [offset, end) barriers before: write read".
   std::string describe() const;
@@ -153,9 +161,13 @@ class SharedMemoryPlan {
   void allocate(const ir::Module& m);
   void walk_block(const ir::Block& b, Pending& pending);
   void walk_phase(const ir::Op& op, int phase, Access access, Pending& pending);
-  // The bytes a local_store or local_load touches: its view's stage where the slot is a constant,
-  // else the whole buffer.
-  Access view_access(const ir::Op& op) const;
+  // The bytes operand `operand` of `op` (a view: a local_store's or local_load's, a dot's a or b)
+  // touches: its stage where the slot is a constant, else the whole buffer.
+  Access view_access(const ir::Op& op, int operand, bool write) const;
+  // A dot's reads of its views: with the reads of its own region where it stages the other
+  // operand (after that phase's barrier), else as an access of its own (phase 0: a barrier before
+  // the dot where one is missing).
+  void walk_dot_with_views(const ir::Op& dot, Pending& pending);
   static Pending join(const Pending& a, const Pending& b);
 
   std::map<const ir::Op*, std::pair<std::int64_t, std::int64_t>> regions_;  // op -> [begin, end)

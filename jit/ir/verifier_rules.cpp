@@ -242,11 +242,7 @@ std::string dot_rule(const Op& op) {
   const Type &a = operand_type(op, 0), &b = operand_type(op, 1), &acc = operand_type(op, 2);
   if (a.rank() != 2 || b.rank() != 2 || acc.rank() != 2)
     return fmt::format("'dot' needs 2-D tiles, got {}, {} and {}", to_string(a), to_string(b), to_string(acc));
-  // Views (ops.def "Shared memory"): both operands or neither, for now (wgmma's A from registers
-  // with B from shared memory is not lowered yet), and shaped as tiles are.
-  if (a.shared != b.shared)
-    return fmt::format("'dot' reads a and b both from shared buffers or both from registers, got {} and {}",
-                       to_string(a), to_string(b));
+  // Either operand may be a view (ops.def "Shared memory"), shaped as tiles are.
   for (const Type* v : {&a, &b})
     if (v->shared)
       if (auto p = tile_shape_problem(v->shape, to_string(*v)); !p.empty()) return p;

@@ -6,8 +6,9 @@
 //   analysis::mma_v2_layout says (jit/analysis/layouts.hpp has the fragment <-> tile map);
 // - otherwise (f32 "ieee", warps of 64) each thread computes its own result elements with fma loops
 //   over k from shared memory, in the order the interpreter uses (k ascending), matching it exactly.
-// A pipelined dot (num_stages >= 2, pipeline_loads.hpp) reads its operands from views of rings
-// that cp.async filled (lower_shared.cpp) instead of staging them.
+// A pipelined dot (num_stages >= 2, pipeline_loads.hpp) reads operands from views instead of
+// staging them: rings that cp.async filled (lower_shared.cpp), or a loop-invariant operand stored
+// once before the loop.
 // On sm_90a, dots the layout pass marked "wgmma" run on wgmma.mma_async from swizzled operands
 // instead (lower_wgmma.cpp).
 #include <fmt/format.h>
@@ -81,26 +82,28 @@ void KernelLowering::lower_dot(const Op& op) {
   const I a_stride = a_tile.row_stride, b_stride = b_tile.row_stride;  // padded rows (not wgmma)
   llvm::Type* elem = scalar_type(at.element());
   const bool wgmma = analysis::dot_uses_wgmma(op);
-  llvm::Value* a_smem = nullptr;
-  llvm::Value* b_smem = nullptr;
-  if (analysis::is_async_dot(op)) {
-    // Views of rings (the pipeline pass's): the IR's wait, fence and barrier come before.
-    for (int l = 0; l < 2; ++l)
-      if (!smem_plan_->is_ring(*analysis::shared_buffer_of(op.operands[static_cast<std::size_t>(l)])))
-        throw ProgramError(fmt::format("dot at {}: reading a view of a buffer no async_copy fills is not compiled yet "
-                                       "(the pipeline pass's rings are)",
-                                       op.loc.str()));
-    a_smem = get(op.operands[0])[0];
-    b_smem = get(op.operands[1])[0];
-  } else {
-    a_smem = scratch(op);
-    b_smem = b_.CreateConstGEP1_32(b_.getInt8Ty(), a_smem, static_cast<unsigned>(analysis::dot_stage_bytes(op, 0)));
-    shared_phase(op, 0);
-    stage_in_shared(op.operands[0], a_smem, a_tile);
-    stage_in_shared(op.operands[1], b_smem, b_tile);
+  // Operands read from views lie in their buffers (the IR's waits, fences and barriers come
+  // before); the others are staged here, in the dot's region, between its two phases.
+  llvm::Value* smem[2] = {nullptr, nullptr};
+  const bool stages = analysis::dot_staged_bytes(op) > 0;
+  if (stages) shared_phase(op, 0);
+  for (int l = 0; l < 2; ++l) {
+    const ir::Value* v = op.operands[static_cast<std::size_t>(l)];
+    if (!analysis::dot_reads_view(op, l)) {
+      smem[l] = b_.CreateConstGEP1_32(b_.getInt8Ty(), scratch(op), static_cast<unsigned>(analysis::dot_staged_offset(op, l)));
+      stage_in_shared(v, smem[l], l == 0 ? a_tile : b_tile);
+    } else if (!analysis::shared_buffer_of(v)) {
+      throw InternalError(fmt::format("lowering: dot at {} reads a view of no local_alloc", op.loc.str()));
+    } else {
+      smem[l] = get(v)[0];
+    }
+  }
+  if (stages) {
     if (wgmma) target_.fence_proxy_async(b_);  // the stores, visible to wgmma's async proxy
     shared_phase(op, 1);
   }
+  llvm::Value* a_smem = smem[0];
+  llvm::Value* b_smem = smem[1];
 
   if (wgmma) return lower_dot_wgmma(op, a_smem, b_smem);
 

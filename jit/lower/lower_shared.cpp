@@ -18,11 +18,11 @@ using I = std::int64_t;
 
 namespace {
 
-// Shared buffers the lowering lays out: stages of 2-D tiles.
-void check_compiled_rank(const Op& op, const ir::Type& buffer) {
-  if (buffer.rank() != 3)
-    throw ProgramError(fmt::format("'{}' at {}: a shared buffer of {} dim(s) ({}) is not compiled yet (stages of 2-D tiles are)",
-                                   op.name(), op.loc.str(), buffer.rank(), ir::to_string(buffer)));
+// Shared buffers the lowering lays out: stages of 2-D tiles, or one 2-D tile (not indexed).
+void check_compiled_rank(const Op& op, const ir::Type& buffer, bool indexed) {
+  if (buffer.rank() != 3 && (indexed || buffer.rank() != 2))
+    throw ProgramError(fmt::format("'{}' at {}: a shared buffer of {} dim(s) ({}) is not compiled yet (stages of 2-D tiles{} are)",
+                                   op.name(), op.loc.str(), buffer.rank(), ir::to_string(buffer), indexed ? "" : " or one 2-D tile"));
 }
 
 // The conjuncts of an i1 value: the leaves of its tree of `and`s, without repeats or constant trues.
@@ -101,12 +101,12 @@ KernelLowering::SharedTile KernelLowering::shared_tile(const ir::Type& view) con
 void KernelLowering::lower_shared_memory_op(const Op& op) {
   switch (op.kind) {
     case OpKind::LocalAlloc:
-      check_compiled_rank(op, op.result()->type);
+      check_compiled_rank(op, op.result()->type, false);
       set(op.result(), {scratch(op)});
       return;
     case OpKind::SmemIndex: {  // stage slot mod stages (ops.def)
       const ir::Type& buffer = op.operands[0]->type;
-      check_compiled_rank(op, buffer);
+      check_compiled_rank(op, buffer, true);
       llvm::Value* stage = b_.CreateURem(get(op.operands[1])[0], i32(b_, buffer.shape[0]));
       llvm::Value* offset = b_.CreateMul(stage, i32(b_, analysis::shared_stage_bytes(op.result()->type)));
       set(op.result(), {b_.CreateGEP(b_.getInt8Ty(), get(op.operands[0])[0], offset)});

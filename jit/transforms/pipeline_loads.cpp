@@ -1,6 +1,7 @@
 #include "jit/transforms/pipeline_loads.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
@@ -65,30 +66,79 @@ class LoopPipeliner {
     std::vector<Op*> dots;  // collected first: pipelining inserts ops into the body
     for (auto& op : body_.ops)
       if (op->kind == OpKind::Dot) dots.push_back(op.get());
-    for (Op* op : dots) {
-      Op* loads[2] = {nullptr, nullptr};
+    // Per operand: loop-invariant tiles are stored into shared memory once, before the loop;
+    // loads used by nothing but the dot, whose masked-off elements are zero (cp.async zero-fills),
+    // are copied into rings; other loads are prefetched one iteration ahead in registers.
+    std::vector<Ring> rings;
+    std::vector<Op*> in_registers;
+    for (Op* dot : dots)
       for (int i = 0; i < 2; ++i) {
-        Value* v = op->operands[i];
-        if (v->def && v->def->kind == OpKind::Load && v->def->parent == &body_ && v->type.is_tile() && slice_of(*v->def))
-          loads[i] = v->def;
+        Value* v = dot->operands[static_cast<std::size_t>(i)];
+        if (v->type.shared) continue;
+        if (!defined_in_loop(v)) {
+          stage_invariant_operand(*dot, i);
+          continue;
+        }
+        Op* load = v->def && v->def->kind == OpKind::Load && v->def->parent == &body_ && v->type.is_tile() ? v->def : nullptr;
+        if (!load || !slice_of(*load)) continue;
+        const bool ring = uses_in(body_, v) == 1 && (load->operands.size() < 3 || is_zero_constant(load->operands[2]));
+        if (ring) rings.push_back({load, dot, i});
+        else if (std::find(in_registers.begin(), in_registers.end(), load) == in_registers.end()) in_registers.push_back(load);
       }
-      // Asynchronous (cp.async into a ring of num_stages shared-memory stages that the dot reads)
-      // when both operands come straight from loads used by nothing else, whose masked-off
-      // elements are zero (cp.async zero-fills); else both prefetched one iteration ahead in
-      // registers.
-      bool async = loads[0] && loads[1] && loads[0] != loads[1];
-      for (Op* l : loads)
-        async = async && uses_in(body_, l->result()) == 1 && (l->operands.size() < 3 || is_zero_constant(l->operands[2]));
-      if (async) {
-        pipeline_async(loads, *op);
-        continue;
-      }
-      for (int i = 0; i < 2; ++i)
-        if (loads[i] && (i == 0 || loads[1] != loads[0])) pipeline_in_registers(*loads[i]);
-    }
+    if (!rings.empty()) pipeline_async(rings);
+    for (Op* load : in_registers) pipeline_in_registers(*load);
   }
 
  private:
+  // A load copied into a ring, and the dot operand it feeds.
+  struct Ring {
+    Op* load;
+    Op* dot;
+    int operand;
+    Value* buffer = nullptr;
+  };
+
+  // Whether `v` is made inside the loop (by an op of its body or nested deeper, or as a block
+  // argument of the body): else it holds one value for every iteration.
+  bool defined_in_loop(const Value* v) const {
+    for (const ir::Block* b = v->def ? v->def->parent : v->owner; b && b->parent && b->parent->parent; b = b->parent->parent->parent)
+      if (b->parent->parent == &loop_) return true;
+    return false;
+  }
+
+  // The dot's `operand`, a tile defined outside the loop, stored once into a buffer of its own
+  // before the loop (a debug_barrier after: every thread's part written before any dot reads it);
+  // the dot reads the buffer instead of staging the same tile again in every iteration.
+  //   top level:    %buf = local_alloc
+  //   before loop:  local_store %buf, %q ; debug_barrier
+  void stage_invariant_operand(Op& dot, int operand) {
+    Value* tile = dot.operands[static_cast<std::size_t>(operand)];
+    ir::Type t = tile->type;
+    t.layout = {};
+    t.shared = true;
+    Value* buffer = allocate_at_top_level(t, dot.loc);
+    ir::Block scratch;
+    ir::Builder b(&scratch);
+    b.set_loc(dot.loc);
+    b.create(OpKind::LocalStore, {buffer, tile}, {});
+    b.create(OpKind::DebugBarrier, {}, {});
+    splice(scratch, *loop_.parent, position_of(*loop_.parent, &loop_));
+    dot.operands[static_cast<std::size_t>(operand)] = buffer;
+  }
+
+  // A local_alloc of `t` at the kernel's top level, before the op holding the loop (local_alloc's
+  // rule: one buffer for the whole program).
+  Value* allocate_at_top_level(const ir::Type& t, const ir::SourceLoc& loc) {
+    Op* top = &loop_;
+    while (ir::parent_op(*top)) top = ir::parent_op(*top);
+    ir::Block scratch;
+    ir::Builder b(&scratch);
+    b.set_loc(loc);
+    Value* buffer = b.create1(OpKind::LocalAlloc, {}, t);
+    splice(scratch, *top->parent, position_of(*top->parent, top));
+    return buffer;
+  }
+
   // The ops of the body `load` depends on, in body order; false when one cannot be recomputed
   // for another iteration (it depends on a carried value, or is not a pure op).
   bool slice_of(const Op& load) {
@@ -234,42 +284,37 @@ class LoopPipeliner {
     body_.terminator()->operands.push_back(next);
   }
 
-  // Copies both operands of `dot` depth = num_stages - 1 iterations ahead into rings of
-  // num_stages stages (shared memory, ops.def "Shared memory"):
-  //   top level:  %ra = local_alloc, %rb = local_alloc
+  // Copies each ringed load depth = num_stages - 1 iterations ahead into a ring of num_stages
+  // shared-memory stages (ops.def "Shared memory"); the loads r = 0..n-1 in body order (by dot,
+  // then operand), one commit group each:
+  //   top level:  %r = local_alloc, one per load
   //   prologue:   (a debug_barrier where the loop is inside another: the last run's reads)
-  //               iteration j < depth: copy a(j) into stage j, commit; copy b(j), commit
-  //   body:       async_wait {pending = 2 (depth - 1)}  (iterations <= i have landed)
-  //               debug_barrier  (every thread's copies visible; every thread done with the stage
-  //                               the copies below overwrite, read in iteration i - 1)
-  //               dot(stage i of %ra, stage i of %rb, acc)
-  //               copy a(i + depth) into stage i + depth, commit; b likewise
+  //               iteration j < depth: copy load r's tile of j into stage j, commit, for each r
+  //   body:       before each dot that reads a ring:
+  //                 async_wait {pending = n (depth - 1) + (n - 1 - m)}  (m: the dot's last ring;
+  //                   the groups committed after its iteration-i copy are the n - 1 - m later
+  //                   loads of iteration i and all n of iterations i + 1 .. i + depth - 1)
+  //                 debug_barrier  (every thread's copies visible; every thread done with the
+  //                                 stage the copies below overwrite, read in iteration i - 1;
+  //                                 none where the dot stages its other operand: its own barrier
+  //                                 between staging and reading does both)
+  //                 dot(stage i of its rings, ...)
+  //               at the end: copy load r's tile of i + depth into stage i + depth, commit, each r
   //   after:      async_wait {pending = 0}  (no copy outlives the loop)
   // Stages are indexed by the iteration count, which smem_index takes modulo the ring's length
   // (so the layout pass may lengthen a ring, wgmma's spare stage, without touching the indices).
-  // One commit per operand: the copies complete in the order the waits count them.
-  void pipeline_async(Op* const loads[2], Op& dot) {
+  // For a matmul (one dot, both operands ringed) the wait is {pending = 2 (depth - 1)}.
+  void pipeline_async(std::vector<Ring>& rings) {
     const int depth = stages_ - 1;
+    const auto n = static_cast<std::int64_t>(rings.size());
     ir::Block& outer = *loop_.parent;
     const ir::Type i32 = ir::Type::scalar(ir::DType::I32);
-    Value* rings[2];
-    {  // The rings live for the whole program: at the kernel's top level (local_alloc's rule).
-      Op* top = &loop_;
-      while (ir::parent_op(*top)) top = ir::parent_op(*top);
-      ir::Block scratch;
-      ir::Builder b(&scratch);
-      for (int l = 0; l < 2; ++l) {
-        b.set_loc(loads[l]->loc);
-        rings[l] = b.create1(OpKind::LocalAlloc, {}, ring_type(*loads[l], stages_));
-      }
-      splice(scratch, *top->parent, position_of(*top->parent, top));
-    }
+    for (Ring& r : rings) r.buffer = allocate_at_top_level(ring_type(*r.load, stages_), r.load->loc);
     ir::Block scratch;
     Value* bound = nullptr;
-    Value* count = nullptr;  // the body's iteration count, the stage the dot reads
     {
       ir::Builder b(&scratch);
-      b.set_loc(loads[0]->loc);
+      b.set_loc(rings[0].load->loc);
       // Inside an outer loop, the previous run of this loop's dots may still be reading the stages
       // the prologue refills (other warps): a barrier first.
       if (ir::parent_op(loop_)) b.create(OpKind::DebugBarrier, {}, {});
@@ -277,33 +322,46 @@ class LoopPipeliner {
       for (int j = 0; j < depth; ++j) {
         auto [at, in_range] = iteration(b, loop_.operands[0], j);
         Value* slot = b.int_constant(ir::DType::I32, j);
-        for (int l = 0; l < 2; ++l) clone_copy(scratch, *loads[l], at, in_range, rings[l], slot);
+        for (const Ring& r : rings) clone_copy(scratch, *r.load, at, in_range, r.buffer, slot);
       }
       splice(scratch, outer, position_of(outer, &loop_));
     }
-    {  // The iteration count i = (iv - lb) / step, unsigned (iv >= lb, step > 0), as an i32.
+    Value* count = nullptr;  // the body's iteration count, the stage the dots read
+    for (std::int64_t m = 0; m < n; ++m) {
+      Op& dot = *rings[static_cast<std::size_t>(m)].dot;
+      if (m + 1 < n && rings[static_cast<std::size_t>(m + 1)].dot == &dot) continue;  // at the dot's last ring
       ir::Builder b(&scratch);
       b.set_loc(dot.loc);
-      Value* iv = body_.args[0].get();
-      const ir::Type u = ir::Type::scalar(ir::dtype_bytes(iv->type.dtype) >= 8 ? ir::DType::U64 : ir::DType::U32);
-      Value* from_lb = b.create1(OpKind::Sub, {iv, loop_.operands[0]}, iv->type);
-      Value* quotient = b.create1(OpKind::Div, {b.create1(OpKind::Cast, {from_lb}, u), b.create1(OpKind::Cast, {loop_.operands[2]}, u)}, u);
-      count = b.create1(OpKind::Cast, {quotient}, i32);
-      b.create(OpKind::AsyncWait, {}, {}, {{"pending", std::int64_t{2 * (depth - 1)}}});
-      b.create(OpKind::DebugBarrier, {}, {});
-      for (int l = 0; l < 2; ++l) dot.operands[static_cast<std::size_t>(l)] = b.create1(OpKind::SmemIndex, {rings[l], count}, view_type(*loads[l]));
+      if (!count) {  // i = (iv - lb) / step, unsigned (iv >= lb, step > 0), as an i32
+        Value* iv = body_.args[0].get();
+        const ir::Type u = ir::Type::scalar(ir::dtype_bytes(iv->type.dtype) >= 8 ? ir::DType::U64 : ir::DType::U32);
+        Value* from_lb = b.create1(OpKind::Sub, {iv, loop_.operands[0]}, iv->type);
+        Value* quotient = b.create1(OpKind::Div, {b.create1(OpKind::Cast, {from_lb}, u), b.create1(OpKind::Cast, {loop_.operands[2]}, u)}, u);
+        count = b.create1(OpKind::Cast, {quotient}, i32);
+      }
+      b.create(OpKind::AsyncWait, {}, {}, {{"pending", n * (depth - 1) + (n - 1 - m)}});
+      // A dot that stages an operand from registers has a barrier of its own between its stores
+      // and its reads (lower_dot), after this wait: it orders the copies as well.
+      bool all_views = true;
+      for (int l = 0; l < 2; ++l)
+        all_views = all_views && (dot.operands[static_cast<std::size_t>(l)]->type.shared ||
+                                  std::any_of(rings.begin(), rings.end(), [&](const Ring& r) { return r.dot == &dot && r.operand == l; }));
+      if (all_views) b.create(OpKind::DebugBarrier, {}, {});
+      for (const Ring& r : rings)
+        if (r.dot == &dot)
+          dot.operands[static_cast<std::size_t>(r.operand)] = b.create1(OpKind::SmemIndex, {r.buffer, count}, view_type(*r.load));
       splice(scratch, body_, position_of(body_, &dot));
     }
     {
       ir::Builder b(&scratch);
-      b.set_loc(loads[0]->loc);
+      b.set_loc(rings[0].load->loc);
       Value* slot = b.create1(OpKind::Add, {count, b.int_constant(ir::DType::I32, depth)}, i32);
       auto [at, in_range] = iteration(b, body_.args[0].get(), depth, bound);
-      for (int l = 0; l < 2; ++l) clone_copy(scratch, *loads[l], at, in_range, rings[l], slot);
+      for (const Ring& r : rings) clone_copy(scratch, *r.load, at, in_range, r.buffer, slot);
       splice(scratch, body_, position_of(body_, body_.terminator()));
     }
     ir::Builder b(&scratch);
-    b.set_loc(dot.loc);
+    b.set_loc(rings.back().dot->loc);
     b.create(OpKind::AsyncWait, {}, {}, {{"pending", std::int64_t{0}}});
     splice(scratch, outer, std::next(position_of(outer, &loop_)));
   }

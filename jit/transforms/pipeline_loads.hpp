@@ -14,15 +14,19 @@ namespace tessera::transforms {
 //   for iv, a_cur in ...:       a_next = load(p(iv + s), m(iv + s) & (iv + s < ub)); acc = dot(a_cur, ..., acc)
 //                               yield ..., a_next
 //
-// Two forms:
-// - asynchronous, when both of a dot's operands come straight from such loads, used by nothing
-//   else, whose masked-off elements are 0: copied num_stages - 1 iterations ahead into rings of
-//   num_stages shared-memory stages (local_alloc, smem_index, async_copy, async_commit), the dot
-//   reading its stage after an async_wait and a debug_barrier; the body's copies go after the dot,
-//   an async_wait {pending = 0} after the loop (pipeline_loads.cpp, pipeline_async, has the
-//   schedule op for op). The interpreter runs this form and checks every wait. The layout pass
-//   then gives each ring its encoding (padded rows for mma.sync, a swizzle for wgmma).
-// - otherwise, in registers, one iteration ahead.
+// Per dot operand:
+// - a load used by nothing else whose masked-off elements are 0: copied num_stages - 1 iterations
+//   ahead into a ring of num_stages shared-memory stages (local_alloc, smem_index, async_copy,
+//   async_commit), the dot reading its stage after an async_wait (and a debug_barrier, unless the
+//   dot stages its other operand and so has one of its own); the body's copies go at its end, an
+//   async_wait {pending = 0} after the loop. All rings of a loop (each dot's, one or both operands)
+//   share one schedule (pipeline_loads.cpp, pipeline_async, has it op for op). The interpreter
+//   runs this form and checks every wait. The layout pass then gives each ring its encoding
+//   (padded rows for mma.sync, a swizzle for wgmma).
+// - a tile defined outside the loop (attention's Q): stored once before the loop into a buffer
+//   the dot reads in every iteration (local_store, then a debug_barrier), instead of the dot
+//   staging it again in each.
+// - another load: prefetched in registers, one iteration ahead.
 // Only loads whose address, mask and `other` depend on the induction variable and on values
 // defined outside the loop (not on carried values or on memory written in the loop: a loop that
 // stores or runs atomics is left alone), in loops with a positive constant step. `iv + j*s < ub`

@@ -26,7 +26,8 @@ void place_barriers(ir::Module& m) {
   // placing them all gives the IR it walked.
   for (const auto& [op, phase] : plan.missing_barriers()) {
     Op& o = const_cast<Op&>(*op);
-    if (analysis::is_shared_access(o)) insert_marker(o, OpKind::DebugBarrier, o.loc);
+    // Ops that do not read the attribute: shared accesses, and dots that stage nothing.
+    if (analysis::is_shared_access(o) || !plan.has_region(o)) insert_marker(o, OpKind::DebugBarrier, o.loc);
     else o.attrs[analysis::kBarrierBeforeWrites] = std::int64_t{1};
   }
 }

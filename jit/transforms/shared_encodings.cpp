@@ -79,12 +79,13 @@ void fence_before(Op& dot) {
 void encode_shared_buffers(ir::Module& m) {
   std::vector<Op*> dots;
   ir::walk(m.entry(), [&](Op& op) {
-    if (analysis::is_async_dot(op)) dots.push_back(&op);
+    if (analysis::dot_reads_view(op, 0) || analysis::dot_reads_view(op, 1)) dots.push_back(&op);
   });
   std::vector<std::pair<const Op*, SharedEncoding>> decided;  // buffer -> encoding
   std::vector<const Op*> lengthened;                          // rings given a spare stage (once each)
   for (Op* dot : dots) {
     for (int l = 0; l < 2; ++l) {
+      if (!analysis::dot_reads_view(*dot, l)) continue;  // staged by the dot itself
       Op* alloc = const_cast<Op*>(analysis::shared_buffer_of(dot->operands[static_cast<std::size_t>(l)]));
       if (!alloc) throw InternalError(fmt::format("layout pass: a dot reads a view of no local_alloc at {}", dot->loc.str()));
       const SharedEncoding want = wanted_encoding(m, *dot, *alloc);
@@ -99,7 +100,8 @@ void encode_shared_buffers(ir::Module& m) {
       set_encoding(m, *alloc, want);
     }
     dot->attrs.erase("wgmma_in_flight");  // decided here, whatever the IR said
-    if (!analysis::dot_uses_wgmma(*dot)) continue;
+    // A dot that stages an operand fences its own stores, after any wait, before its barrier.
+    if (!analysis::dot_uses_wgmma(*dot) || !analysis::is_async_dot(*dot)) continue;
     fence_before(*dot);
     if (!analysis::wgmma_may_stay_in_flight(*dot)) continue;
     dot->attrs["wgmma_in_flight"] = std::int64_t{1};

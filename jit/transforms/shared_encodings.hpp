@@ -5,7 +5,7 @@
 //   ldmatrix's eight rows in distinct banks: mma.sync and fma loops) or, for wgmma,
 //   #nvmma<W[, transposed]> with its contiguous dim the one its copies run along (their tiles'
 //   layout order) and W = min(128, that dim's bytes);
-// - for a wgmma dot over views: a fence_async_shared before the barrier that precedes it (the
+// - for a wgmma dot that reads both operands from views (one that stages an operand fences itself): a fence_async_shared before the barrier that precedes it (the
 //   threads' copies, visible to wgmma's async proxy), and where its wgmmas may stay in flight
 //   (analysis::wgmma_may_stay_in_flight, recorded as {wgmma_in_flight = 1}) either a ring one stage longer (analysis::wgmma_spare_stage; the
 //   pipeline pass indexes stages by the iteration count, which smem_index takes modulo the ring's

@@ -84,10 +84,13 @@ TEST_CASE("shared memory ops: the verifier names a malformed use", "[ir][verifie
   rejects(kSetup + "  %c0 = constant {value = 0} : i32\n  %c1 = constant {value = 1} : i32\n"
                    "  for %c0, %n, %c1 {\n  ^bb(%i: i32):\n    %b = local_alloc : !smem<16xf32>\n    yield\n  }\n",
           "local_alloc must be at the kernel's top level");
-  // A dot reads both operands from views or neither, each shaped as a tile.
-  rejects(kSetup + "  %b = constant {value = 0.0} : <32x16xbf16>\n  %c = constant {value = 0.0} : <64x16xf32>\n"
+  // A dot reads each operand from a view or a tile (one of each verifies), each shaped as a tile,
+  // and K must agree whichever it is.
+  verify(*parse_module(kHeader + kSetup + "  %b = constant {value = 0.0} : <32x16xbf16>\n  %c = constant {value = 0.0} : <64x16xf32>\n"
+                                          "  %d = dot %view, %b, %c : <64x16xf32>\n  return\n}\n"));
+  rejects(kSetup + "  %b = constant {value = 0.0} : <16x16xbf16>\n  %c = constant {value = 0.0} : <64x16xf32>\n"
                    "  %d = dot %view, %b, %c : <64x16xf32>\n",
-          "'dot' reads a and b both from shared buffers or both from registers");
+          "'dot' needs a's columns to match b's rows (K)");
   rejects(kSetup + "  %a = local_alloc : !smem<16x24xf16>\n  %b = local_alloc : !smem<24x16xf16>\n"
                    "  %c = constant {value = 0.0} : <16x16xf32>\n  %d = dot %a, %b, %c : <16x16xf32>\n",
           "dim 1 of !smem<16x24xf16> is 24, not a power of two");
