@@ -58,20 +58,23 @@ void set_encoding(ir::Module& m, Op& alloc, const SharedEncoding& e) {
   });
 }
 
-// The fence goes before the barrier between the dot and its wait (each thread fences its own
-// copies, then the barrier makes every thread's visible), or right before the dot without one.
-void fence_before(Op& dot) {
-  const auto& ops = dot.parent->ops;
-  Op* anchor = &dot;
-  for (std::size_t i = index_in_block(dot); i-- > 0;) {
-    Op& o = *ops[i];
-    if (o.kind == OpKind::DebugBarrier) {
-      anchor = &o;
-      break;
-    }
-    if (o.kind == OpKind::AsyncWait || !o.regions.empty()) break;
+// A fence_async_shared right after each local_store into `alloc`'s buffer (before the barrier
+// that follows it: each thread fences its own stores, then the barrier makes every thread's
+// visible), where there is none. Stores outside a loop are fenced once, outside it. Buffers that
+// async_copy fills get none: cp.async's writes are read by wgmma after the wait and the barrier
+// alone, as in Triton (its fence insertion fences register-to-shared copies only) and CUTLASS's
+// cp.async GMMA mainloop; the fence in the loop cost a MEMBAR.ALL.CTA per K step.
+void fence_stores_into(ir::Module& m, const Op& alloc) {
+  std::vector<Op*> stores;
+  ir::walk(m.entry(), [&](Op& op) {
+    if (op.kind == OpKind::LocalStore && analysis::shared_buffer_of(op.operands[0]) == &alloc) stores.push_back(&op);
+  });
+  for (Op* store : stores) {
+    const auto& ops = store->parent->ops;
+    const std::size_t next = index_in_block(*store) + 1;
+    if (next < ops.size() && ops[next]->kind == OpKind::FenceAsyncShared) continue;
+    insert_marker(*ops.at(next), OpKind::FenceAsyncShared, store->loc);
   }
-  insert_marker(*anchor, OpKind::FenceAsyncShared, dot.loc);
 }
 
 }  // namespace
@@ -100,9 +103,11 @@ void encode_shared_buffers(ir::Module& m) {
       set_encoding(m, *alloc, want);
     }
     dot->attrs.erase("wgmma_in_flight");  // decided here, whatever the IR said
-    // A dot that stages an operand fences its own stores, after any wait, before its barrier.
-    if (!analysis::dot_uses_wgmma(*dot) || !analysis::is_async_dot(*dot)) continue;
-    fence_before(*dot);
+    if (!analysis::dot_uses_wgmma(*dot)) continue;
+    // The operands the dot stages itself it fences itself (lower_dot).
+    for (int l = 0; l < 2; ++l)
+      if (analysis::dot_reads_view(*dot, l)) fence_stores_into(m, *analysis::shared_buffer_of(dot->operands[static_cast<std::size_t>(l)]));
+    if (!analysis::is_async_dot(*dot)) continue;
     if (!analysis::wgmma_may_stay_in_flight(*dot)) continue;
     dot->attrs["wgmma_in_flight"] = std::int64_t{1};
     Op* rings[2] = {const_cast<Op*>(analysis::shared_buffer_of(dot->operands[0])),

@@ -5,11 +5,13 @@
 //   ldmatrix's eight rows in distinct banks: mma.sync and fma loops) or, for wgmma,
 //   #nvmma<W[, transposed]> with its contiguous dim the one its copies run along (their tiles'
 //   layout order) and W = min(128, that dim's bytes);
-// - for a wgmma dot that reads both operands from views (one that stages an operand fences itself): a fence_async_shared before the barrier that precedes it (the
-//   threads' copies, visible to wgmma's async proxy), and where its wgmmas may stay in flight
-//   (analysis::wgmma_may_stay_in_flight, recorded as {wgmma_in_flight = 1}) either a ring one stage longer (analysis::wgmma_spare_stage; the
-//   pipeline pass indexes stages by the iteration count, which smem_index takes modulo the ring's
-//   length) or a debug_barrier right after the dot.
+// - for a wgmma dot reading a view of a buffer that local_store writes: a fence_async_shared
+//   right after each such store (wgmma's async proxy sees what the threads stored; none for rings,
+//   which cp.async fills: shared_encodings.cpp says why);
+// - for a wgmma dot that reads both operands from rings and may keep its wgmmas in flight
+//   (analysis::wgmma_may_stay_in_flight, recorded as {wgmma_in_flight = 1}): either a ring one
+//   stage longer (analysis::wgmma_spare_stage; the pipeline pass indexes stages by the iteration
+//   count, which smem_index takes modulo the ring's length) or a debug_barrier right after the dot.
 // A buffer that two dots would read in two encodings, or that the IR already gives another
 // encoding, is a ProgramError naming the dot's line.
 #pragma once

@@ -86,7 +86,9 @@ void check_matmul_ptx(const char* dtype) {
         // unpipelined dot waits for its own.
         const bool in_flight = std::regex_search(art.data, std::regex(R"(wgmma\.wait_group\.sync\.aligned\s+1;)"));
         CHECK(in_flight == (cfg.num_stages > 1));
-        CHECK(count(art.data, "fence.proxy.async") > 0);
+        // A proxy fence after the dot's own staging stores; none for the rings cp.async fills
+        // (shared_encodings.cpp says why).
+        CHECK((count(art.data, "fence.proxy.async") > 0) == (cfg.num_stages == 1));
         CHECK(count(art.data, "ldmatrix") == 0);
         CHECK(count(art.data, "mma.sync") == 0);
       }

@@ -168,7 +168,8 @@ TEST_CASE("shared memory ops: the layout pass gives a dot's buffers their encodi
     return print(*m, {.locations = false});
   };
   // mma.sync reads rows padded by 16 bytes; wgmma a swizzle as wide as the rows (32 and 128 bytes
-  // here), with a fence before it (nothing in flight: no loop).
+  // here), and no fence: no local_store writes these buffers (a fence follows each one that does:
+  // tests/ir/coalesce_sm90a_dot_invariant_operand.tir).
   const std::string sm80 = coalesce(text(""), "sm_80");
   CHECK_THAT(sm80, Catch::Contains("local_alloc : !smem<2x64x16xbf16, #padded<16>>"));
   CHECK_THAT(sm80, Catch::Contains("smem_index %1, %2 : !smem<16x64xbf16, #padded<16>>"));
@@ -176,7 +177,7 @@ TEST_CASE("shared memory ops: the layout pass gives a dot's buffers their encodi
   const std::string sm90 = coalesce(text(""), "sm_90a");
   CHECK_THAT(sm90, Catch::Contains("local_alloc : !smem<2x64x16xbf16, #nvmma<32>>"));
   CHECK_THAT(sm90, Catch::Contains("local_alloc : !smem<2x16x64xbf16, #nvmma<128>>"));
-  CHECK_THAT(sm90, Catch::Contains("fence_async_shared\n  %6 = dot"));
+  CHECK_THAT(sm90, !Catch::Contains("fence_async_shared"));
   CHECK_THROWS_WITH(coalesce(text(", #nvmma<32>"), "sm_80"),
                     Catch::Contains("dot at k.cpp:9:3 reads a shared buffer") && Catch::Contains("as #padded<16>"));
 }
