@@ -358,6 +358,13 @@ class LayoutAssigner {
           // A loaded operand that only dots use stays in its load's layout (access_layout: its
           // own shape), not the rank's default sized for the largest tile.
           if (v->def && v->def->kind == OpKind::Load && dot_only_.count(v)) return access_layout(*v->def);
+          // A computed operand is staged from the layout it was computed in (attention's P, in the
+          // first dot's accumulator layout): converting it first would move it through shared
+          // memory twice. Not from a layout that repeats elements over threads: the staging
+          // stores would race.
+          ir::Type computed = v->type;  // its layout, or its anchor's where users come first
+          if (const Layout* a = anchor_of(v)) computed.layout = *a;
+          if (!computed.layout.is_none() && !analysis::has_replicas(computed)) return computed.layout;
           return default_for(v);
         }
         return op.result()->type.layout;
