@@ -221,9 +221,11 @@ I shared_bytes(const Op& op) {
   I bytes = 0;
   switch (op.kind) {
     case OpKind::Dot: return dot_staged_bytes(op);  // the operands it reads from registers (lower_dot.cpp)
-    case OpKind::LocalAlloc: {  // its stages (the leading dim) one after the other; one of 1 dim whole
+    case OpKind::LocalAlloc: {  // its stages (the leading dim of 3) one after the other; one of 1 or 2 dims whole
       const ir::Type& t = op.result()->type;
-      if (t.rank() < 2) return shared_stage_bytes(t);
+      // (A 2-D buffer is one tile: attention's Q, 128x128 f16 with a swizzle, was sized as 128
+      // swizzled 1-D stages, 1 KB each, 128 KB instead of 32, until session 31.)
+      if (t.rank() <= 2) return shared_stage_bytes(t);
       return t.shape[0] * shared_stage_bytes(t.with_shape(std::vector<I>(t.shape.begin() + 1, t.shape.end())));
     }
     case OpKind::ConvertLayout: {

@@ -674,3 +674,21 @@ TEST_CASE("BUG-3's program (16 transposing copies of a 16x256 f32 tile) fits in 
   CHECK(sum >= 16 * largest);  // many users,
   CHECK(plan.total_bytes() <= 2 * ((largest + 15) / 16 * 16));  // few bytes
 }
+
+TEST_CASE("a buffer of one 2-D tile takes that tile's bytes, a ring those of its stages", "[shared_memory]") {
+  // A loop-invariant dot operand stored once (pipeline_loads.hpp) is a 2-D buffer: one tile, not
+  // stages of rows (which, swizzled, would each round up to 1024 bytes).
+  auto m = ir::parse_module(R"(kernel @k() num_warps = 4 {
+  %0 = local_alloc : !smem<128x128xf16, #nvmma<128>>
+  %1 = local_alloc : !smem<64x32xf16, #padded<16>>
+  %2 = local_alloc : !smem<3x64x128xf16, #nvmma<128>>
+  return
+}
+)");
+  ir::verify(*m);
+  const auto allocs = ops_of_kind(*m, ir::OpKind::LocalAlloc);
+  REQUIRE(allocs.size() == 3);
+  CHECK(analysis::shared_bytes(*allocs[0]) == 128 * 128 * 2);
+  CHECK(analysis::shared_bytes(*allocs[1]) == 64 * (32 * 2 + 16));
+  CHECK(analysis::shared_bytes(*allocs[2]) == 3 * 64 * 128 * 2);
+}
