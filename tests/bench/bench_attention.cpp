@@ -44,7 +44,7 @@ std::vector<ex::AttentionConfig> configs_for(std::int64_t d) {
   auto c = [](std::int64_t bm, std::int64_t bn, int warps, int stages) {
     return ex::AttentionConfig{.block_m = bm, .block_n = bn, .num_warps = warps, .num_stages = stages};
   };
-  if (d > 64) return {c(128, 32, 8, 1), c(128, 32, 8, 2), c(128, 32, 8, 3), c(128, 64, 8, 2), c(128, 64, 8, 3), c(64, 64, 4, 2)};
+  if (d > 64) return {c(128, 32, 8, 1), c(128, 32, 8, 2), c(128, 32, 8, 3), c(128, 64, 8, 2), c(128, 64, 8, 3), c(64, 64, 4, 2), c(64, 64, 4, 3)};
   return {c(128, 64, 8, 1), c(128, 64, 8, 2), c(128, 64, 8, 3), c(128, 128, 8, 2), c(64, 64, 4, 2)};
 }
 
