@@ -291,15 +291,19 @@ class LoopPipeliner {
   //   prologue:   (a debug_barrier where the loop is inside another: the last run's reads)
   //               iteration j < depth: copy load r's tile of j into stage j, commit, for each r
   //   body:       before each dot that reads a ring:
-  //                 async_wait {pending = n (depth - 1) + (n - 1 - m)}  (m: the dot's last ring;
-  //                   the groups committed after its iteration-i copy are the n - 1 - m later
-  //                   loads of iteration i and all n of iterations i + 1 .. i + depth - 1)
+  //                 async_wait {pending = n (depth - 1) + (n - 1 - m) [+ n]}  (m: the dot's last
+  //                   ring; the groups committed after its iteration-i copy are the n - 1 - m
+  //                   later loads of iteration i, all n of iterations i + 1 .. i + depth - 1,
+  //                   and, for dots after the first, the n of iteration i + depth)
   //                 debug_barrier  (every thread's copies visible; every thread done with the
   //                                 stage the copies below overwrite, read in iteration i - 1;
   //                                 none where the dot stages its other operand: its own barrier
   //                                 between staging and reading does both)
   //                 dot(stage i of its rings, ...)
-  //               at the end: copy load r's tile of i + depth into stage i + depth, commit, each r
+  //               right after the first such dot: copy load r's tile of i + depth into stage
+  //                 i + depth, commit, for each r (that stage is iteration i - 1's, which every
+  //                 thread finished reading before the barrier ahead of, or inside, that dot; so
+  //                 attention's next K and V blocks load during this block's softmax and P·V)
   //   after:      async_wait {pending = 0}  (no copy outlives the loop)
   // Stages are indexed by the iteration count, which smem_index takes modulo the ring's length
   // (so the layout pass may lengthen a ring, wgmma's spare stage, without touching the indices).
@@ -339,7 +343,8 @@ class LoopPipeliner {
         Value* quotient = b.create1(OpKind::Div, {b.create1(OpKind::Cast, {from_lb}, u), b.create1(OpKind::Cast, {loop_.operands[2]}, u)}, u);
         count = b.create1(OpKind::Cast, {quotient}, i32);
       }
-      b.create(OpKind::AsyncWait, {}, {}, {{"pending", n * (depth - 1) + (n - 1 - m)}});
+      const bool after_copies = &dot != rings.front().dot;
+      b.create(OpKind::AsyncWait, {}, {}, {{"pending", n * (depth - 1) + (n - 1 - m) + (after_copies ? n : 0)}});
       // A dot that stages an operand from registers has a barrier of its own between its stores
       // and its reads (lower_dot), after this wait: it orders the copies as well.
       bool all_views = true;
@@ -358,7 +363,7 @@ class LoopPipeliner {
       Value* slot = b.create1(OpKind::Add, {count, b.int_constant(ir::DType::I32, depth)}, i32);
       auto [at, in_range] = iteration(b, body_.args[0].get(), depth, bound);
       for (const Ring& r : rings) clone_copy(scratch, *r.load, at, in_range, r.buffer, slot);
-      splice(scratch, body_, position_of(body_, body_.terminator()));
+      splice(scratch, body_, std::next(position_of(body_, rings.front().dot)));
     }
     ir::Builder b(&scratch);
     b.set_loc(rings.back().dot->loc);
