@@ -89,14 +89,12 @@ void KernelLowering::lower_dot(const Op& op) {
   if (stages) shared_phase(op, 0);
   for (int l = 0; l < 2; ++l) {
     const ir::Value* v = op.operands[static_cast<std::size_t>(l)];
-    if (!analysis::dot_reads_view(op, l)) {
-      smem[l] = b_.CreateConstGEP1_32(b_.getInt8Ty(), scratch(op), static_cast<unsigned>(analysis::dot_staged_offset(op, l)));
-      stage_in_shared(v, smem[l], l == 0 ? a_tile : b_tile);
-    } else if (!analysis::shared_buffer_of(v)) {
-      throw InternalError(fmt::format("lowering: dot at {} reads a view of no local_alloc", op.loc.str()));
-    } else {
+    if (analysis::dot_reads_view(op, l)) {  // (the plan refused a view of no local_alloc)
       smem[l] = get(v)[0];
+      continue;
     }
+    smem[l] = b_.CreateConstGEP1_32(b_.getInt8Ty(), scratch(op), static_cast<unsigned>(analysis::dot_staged_offset(op, l)));
+    stage_in_shared(v, smem[l], l == 0 ? a_tile : b_tile);
   }
   if (stages) {
     if (wgmma) target_.fence_proxy_async(b_);  // the stores, visible to wgmma's async proxy

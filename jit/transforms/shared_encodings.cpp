@@ -107,8 +107,7 @@ void encode_shared_buffers(ir::Module& m) {
     // The operands the dot stages itself it fences itself (lower_dot).
     for (int l = 0; l < 2; ++l)
       if (analysis::dot_reads_view(*dot, l)) fence_stores_into(m, *analysis::shared_buffer_of(dot->operands[static_cast<std::size_t>(l)]));
-    if (!analysis::is_async_dot(*dot)) continue;
-    if (!analysis::wgmma_may_stay_in_flight(*dot)) continue;
+    if (!analysis::wgmma_may_stay_in_flight(*dot)) continue;  // (only dots reading two rings may)
     dot->attrs["wgmma_in_flight"] = std::int64_t{1};
     Op* rings[2] = {const_cast<Op*>(analysis::shared_buffer_of(dot->operands[0])),
                     const_cast<Op*>(analysis::shared_buffer_of(dot->operands[1]))};
