@@ -62,14 +62,17 @@ struct AttentionConfig {
   int num_warps = 8, num_stages = 1;
 };
 
-// 128 query rows per program on 8 warps; keys in blocks of 64, or of 32 for a head_dim above 64
-// (64 spills 52-64 bytes on sm_80 there, at 255 registers: the O accumulator alone is 64 a
-// thread; sm_90a holds it in 189). num_stages = 2: Q stored into shared memory once, K and V
-// copied one block ahead into rings (pipeline_loads.hpp); at head_dim 128 that takes 169
-// registers on sm_90a and 182 on sm_80 against 214 and 243 at num_stages = 1, where each key
-// block staged Q, K and V from registers (ptxas 13.0, session 31).
+// Head_dim above 64: 128 query rows per program on 8 warps, keys in blocks of 32 (64 spills
+// 52-64 bytes on sm_80 there: the O accumulator alone is 64 registers a thread). Head_dim 64: 64
+// query rows on 4 warps, keys by 64 (two or more programs per SM: 64x64/w4/s2 350.9 TFLOP/s
+// against 334.7 for 128x64/w8/s2 on an H100, 325.9 against 312.7 on the H200; session 32).
+// num_stages = 2: Q stored into shared memory once, K and V copied one block ahead into rings
+// (pipeline_loads.hpp); at head_dim 128 that took 169 registers on sm_90a and 182 on sm_80
+// against 214 and 243 at num_stages = 1 (ptxas 13.0, session 31); with P read by wgmma from
+// registers (session 32), 128.
 inline AttentionConfig attention_config(std::int64_t head_dim) {
-  return {.block_m = 128, .block_n = head_dim > 64 ? 32 : 64, .num_warps = 8, .num_stages = 2};
+  if (head_dim > 64) return {.block_m = 128, .block_n = 32, .num_warps = 8, .num_stages = 2};
+  return {.block_m = 64, .block_n = 64, .num_warps = 4, .num_stages = 2};
 }
 
 inline ts::LaunchOptions attention_options(std::int64_t heads, std::int64_t n, std::int64_t head_dim, bool causal,

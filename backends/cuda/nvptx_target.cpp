@@ -81,7 +81,8 @@ bool nvptx_predicated_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Valu
                             unsigned align, const lower::AccessHints& hints);
 // wgmma as inline PTX with tied accumulators (nvptx_wgmma_target.cpp).
 std::vector<llvm::Value*> nvptx_wgmma(llvm::IRBuilder<>& b, const lower::Target::Wgmma& shape, llvm::Value* desc_a,
-                                      llvm::Value* desc_b, const std::vector<llvm::Value*>& acc);
+                                      const std::vector<llvm::Value*>& a_words, llvm::Value* desc_b,
+                                      const std::vector<llvm::Value*>& acc);
 std::vector<llvm::Value*> nvptx_wgmma_wait(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& acc, int pending);
 llvm::Value* nvptx_opaque_copy(llvm::IRBuilder<>& b, llvm::Value* v);
 // Math (nvptx_math_target.cpp) and libdevice (libdevice_target.cpp).
@@ -207,9 +208,10 @@ class NvptxTarget final : public lower::Target {
     return d;
   }
 
-  std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, const Wgmma& shape, llvm::Value* desc_a, llvm::Value* desc_b,
+  std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, const Wgmma& shape, llvm::Value* desc_a,
+                                  const std::vector<llvm::Value*>& a_words, llvm::Value* desc_b,
                                   const std::vector<llvm::Value*>& acc, llvm::Value*) const override {
-    return nvptx_wgmma(b, shape, desc_a, desc_b, acc);
+    return nvptx_wgmma(b, shape, desc_a, a_words, desc_b, acc);
   }
   llvm::Value* shared_window_address(llvm::IRBuilder<>& b, llvm::Value* p) const override {
     return b.CreatePtrToInt(p, b.getInt32Ty());  // a shared (addrspace 3) pointer is 32 bits

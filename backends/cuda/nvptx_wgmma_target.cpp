@@ -52,9 +52,22 @@ std::string register_list(std::size_t first, std::size_t count) {
 }  // namespace
 
 std::vector<llvm::Value*> nvptx_wgmma(llvm::IRBuilder<>& b, const lower::Target::Wgmma& shape, llvm::Value* desc_a,
-                                      llvm::Value* desc_b, const std::vector<llvm::Value*>& acc) {
+                                      const std::vector<llvm::Value*>& a_words, llvm::Value* desc_b,
+                                      const std::vector<llvm::Value*>& acc) {
   const std::size_t n = acc.size();
   const char* type = shape.bf16 ? "bf16" : "f16";
+  if (!a_words.empty()) {
+    // Operands: $0..$n-1 the accumulators, $n..$n+3 A's words, $n+4 B's descriptor, $n+5 the
+    // scale-d flag. A from registers takes no transpose flag of its own.
+    const std::string text = fmt::format(
+        "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {}, {}, ${}, p, 1, 1, {};\n}}",
+        n + 5, shape.n, type, type, register_list(0, n), register_list(n, 4), n + 4, shape.trans_b ? 1 : 0);
+    std::vector<llvm::Value*> extra = a_words;
+    extra.push_back(desc_b);
+    extra.push_back(b.getInt32(1));
+    return call_tied_asm(b, text, acc, extra, {"r", "r", "r", "r", "l", "r"});
+  }
   // Operands: $0..$n-1 the accumulators, $n and $n+1 the descriptors, $n+2 the scale-d flag
   // (1: d = a·b + d). Scales of a and b: 1; A M-major when trans_a; B N-major when trans_b.
   const std::string text = fmt::format(

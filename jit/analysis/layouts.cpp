@@ -68,6 +68,14 @@ bool wgmma_eligible(const ir::Op& dot, int num_warps, int warp_size) {
 
 bool dot_uses_wgmma(const ir::Op& dot) { return dot.kind == ir::OpKind::Dot && dot.has_attr("wgmma"); }
 
+bool wgmma_a_in_registers(const ir::Op& dot) {
+  if (!dot_uses_wgmma(dot)) return false;
+  const ir::Type& a = dot.operands.at(0)->type;
+  const ir::Layout& result = dot.result()->type.layout;
+  if (a.shared || result.warps_per_cta.empty()) return false;
+  return a.layout == wgmma_layout(a.shape, result.warps_per_cta[0]);
+}
+
 ir::Layout wgmma_layout(const std::vector<I>& shape, int num_warps) {
   ir::Layout l = mma_v2_layout(shape, num_warps);
   l.warps_per_cta = {num_warps, 1};

@@ -79,12 +79,16 @@ I dot_stage_bytes(const Op& dot, int operand) {
   return t.shape[0] * dot_row_stride(t.dtype, t.shape[1]) * ir::dtype_bytes(t.dtype);
 }
 
-I dot_staged_offset(const Op& dot, int operand) { return operand == 1 && !dot_reads_view(dot, 0) ? dot_stage_bytes(dot, 0) : 0; }
+bool dot_stages(const Op& dot, int operand) {
+  return !dot_reads_view(dot, operand) && !(operand == 0 && wgmma_a_in_registers(dot));
+}
+
+I dot_staged_offset(const Op& dot, int operand) { return operand == 1 && dot_stages(dot, 0) ? dot_stage_bytes(dot, 0) : 0; }
 
 I dot_staged_bytes(const Op& dot) {
   I bytes = 0;
   for (int l = 0; l < 2; ++l)
-    if (!dot_reads_view(dot, l)) bytes += dot_stage_bytes(dot, l);
+    if (dot_stages(dot, l)) bytes += dot_stage_bytes(dot, l);
   return bytes;
 }
 

@@ -77,8 +77,11 @@ const ir::Op* shared_buffer_of(const ir::Value* v);
 // stage): padded rows as #padded says, wgmma's swizzled tiles (#nvmma) rounded up to 1024 bytes
 // (the swizzle atoms, 8 rows of up to 128 bytes, must start 1024-byte aligned).
 std::int64_t shared_stage_bytes(const ir::Type& view);
+// Whether a dot stores `operand` from registers into its own region before reading it: neither
+// a view nor a wgmma A that stays in registers (wgmma_a_in_registers).
+bool dot_stages(const ir::Op& dot, int operand);
 // Bytes of one stage of a dot's staged a (operand 0) or b (operand 1), from registers; the dot's
-// region holds a's then b's, of those it reads from registers (dot_staged_offset: where b's start).
+// region holds a's then b's, of those it stages (dot_staged_offset: where b's start).
 std::int64_t dot_stage_bytes(const ir::Op& dot, int operand);
 std::int64_t dot_staged_offset(const ir::Op& dot, int operand);
 std::int64_t dot_staged_bytes(const ir::Op& dot);

@@ -10,7 +10,7 @@
 // staging them: rings that cp.async filled (lower_shared.cpp), or a loop-invariant operand stored
 // once before the loop.
 // On sm_90a, dots the layout pass marked "wgmma" run on wgmma.mma_async from swizzled operands
-// instead (lower_wgmma.cpp).
+// instead (lower_wgmma.cpp), an A already in the wgmma layout straight from registers.
 #include <fmt/format.h>
 
 #include "jit/lower/lowering.hpp"
@@ -93,6 +93,7 @@ void KernelLowering::lower_dot(const Op& op) {
       smem[l] = get(v)[0];
       continue;
     }
+    if (!analysis::dot_stages(op, l)) continue;  // wgmma's A from registers
     smem[l] = b_.CreateConstGEP1_32(b_.getInt8Ty(), scratch(op), static_cast<unsigned>(analysis::dot_staged_offset(op, l)));
     stage_in_shared(v, smem[l], l == 0 ? a_tile : b_tile);
   }

@@ -9,6 +9,10 @@
 // Swizzle<3,4,3>). Copies of 16 bytes stay whole under the swizzle, and the eight rows a
 // wgmma core matrix reads fall in distinct banks.
 //
+// An A in registers (analysis::wgmma_a_in_registers: a computed tile in the wgmma layout of its
+// own shape, attention's P) is not staged: its accumulator-layout registers 8kk..8kk+7 are the
+// k16 step's A fragment, packed two to a word before the wgmma.fence.
+//
 // A's rows are stored in tile order: warpgroup g multiplies the 64-row slabs s*(num_warps/4) + g,
 // and the accumulator layout (analysis::wgmma_layout) is wgmma's own fragment order, so the
 // result comes out of wgmma in the registers the layout assigns, without a shuffle or a row
@@ -156,7 +160,8 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   auto at_offset = [&](llvm::Value* first, I bytes) {
     return bytes == 0 ? first : b_.CreateAdd(first, b_.getInt64(static_cast<std::uint64_t>(bytes >> 4)));
   };
-  llvm::Value* a_base = address(a_smem);
+  const bool a_registers = a_smem == nullptr;  // analysis::wgmma_a_in_registers
+  llvm::Value* a_base = a_registers ? nullptr : address(a_smem);
   llvm::Value* b_base = address(b_smem);
   llvm::Value* group = b_.CreateUDiv(warp_id(), i32(b_, 4));
   // A K-major operand of `rows` rows (M or N), at k = 16kk: the k-block of the swizzle width
@@ -172,7 +177,7 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   if (trans_a && ta.swizzle / ta.esz != 64)
     throw InternalError(fmt::format("lowering: M-major wgmma A with {}-byte swizzle blocks at {}", ta.swizzle, op.loc.str()));
   std::vector<llvm::Value*> a_slabs;
-  for (I s = 0; s < slabs; ++s) {
+  for (I s = 0; s < slabs && !a_registers; ++s) {
     llvm::Value* slab = b_.CreateAdd(i32(b_, s * groups), group);
     if (trans_a)
       a_slabs.push_back(descriptor(b_.CreateAdd(a_base, b_.CreateMul(slab, i32(b_, k * ta.swizzle))), k * ta.swizzle,
@@ -181,7 +186,8 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
       a_slabs.push_back(descriptor(b_.CreateAdd(a_base, b_.CreateMul(slab, i32(b_, 64 * ta.swizzle))), 16, 8 * ta.swizzle,
                                    ta.swizzle));
   }
-  auto desc_a = [&](I s, I kk) {
+  auto desc_a = [&](I s, I kk) -> llvm::Value* {
+    if (a_registers) return nullptr;
     return at_offset(a_slabs[static_cast<std::size_t>(s)], trans_a ? 16 * kk * ta.swizzle : k_major_offset(ta, m, kk));
   };
   // B N-major: k rows 16kk.., N blocks K * W apart; K-major: like A, N rows.
@@ -191,18 +197,38 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
   auto desc_b = [&](I kk) { return at_offset(b_desc, trans_b ? 16 * kk * tb.swizzle : k_major_offset(tb, n, kk)); };
 
   // Accumulator register v of slab s (n/2 per slab) is row slot 2s + (v/2)%2, column slot
-  // 2*(v/4) + v%2 of the layout.
+  // 2*(v/4) + v%2 of a layout of `slots` column slots.
+  auto slot = [&](I s, I v, I slots) { return static_cast<std::size_t>((2 * s + (v / 2) % 2) * slots + 2 * (v / 4) + v % 2); };
+  // A from registers, in the same layout over M x K: word r of slab s's k16 step kk packs its
+  // registers 8kk + 2r and 8kk + 2r + 1 (the lower k in the low half), the fragment wgmma reads.
+  Elems a_elems;
+  if (a_registers) {
+    const auto da = analysis::distribute(at);
+    if (!(at.layout == analysis::wgmma_layout(at.shape, warps)) || da.slots[0] != 2 * slabs || da.slots[1] != k / 4)
+      throw InternalError(fmt::format("lowering: wgmma A from registers not in the wgmma layout at {}", op.loc.str()));
+    a_elems = get(op.operands[0]);
+  }
+  // All packed before wgmma.fence, which must follow every write of registers a wgmma reads
+  // (ptxas injects a warpgroup.arrive otherwise: info C7519).
+  std::vector<std::vector<llvm::Value*>> a_words(static_cast<std::size_t>(slabs * (k / 16)));
+  for (I s = 0; s < slabs && a_registers; ++s)
+    for (I kk = 0; kk < k / 16; ++kk)
+      for (I r = 0; r < 4; ++r) {
+        llvm::Value* pair = llvm::PoisonValue::get(llvm::FixedVectorType::get(scalar_type(at.element()), 2));
+        for (I e = 0; e < 2; ++e)
+          pair = b_.CreateInsertElement(pair, a_elems[slot(s, 8 * kk + 2 * r + e, k / 4)], static_cast<std::uint64_t>(e));
+        a_words[static_cast<std::size_t>(s * (k / 16) + kk)].push_back(b_.CreateBitCast(pair, b_.getInt32Ty()));
+      }
   Elems acc = get(op.operands[2]);
-  auto slot = [&](I s, I v) { return static_cast<std::size_t>((2 * s + (v / 2) % 2) * col_slots + 2 * (v / 4) + v % 2); };
   const Target::Wgmma shape{static_cast<int>(n), at.dtype == ir::DType::BF16, trans_a, trans_b};
   target_.wgmma_fence(b_);
   for (I kk = 0; kk < k / 16; ++kk) {
     llvm::Value* db = desc_b(kk);
     for (I s = 0; s < slabs; ++s) {
       std::vector<llvm::Value*> regs;
-      for (I v = 0; v < n / 2; ++v) regs.push_back(acc[slot(s, v)]);
-      auto d = target_.wgmma(b_, shape, desc_a(s, kk), db, regs, smem_);
-      for (I v = 0; v < n / 2; ++v) acc[slot(s, v)] = d[static_cast<std::size_t>(v)];
+      for (I v = 0; v < n / 2; ++v) regs.push_back(acc[slot(s, v, col_slots)]);
+      auto d = target_.wgmma(b_, shape, desc_a(s, kk), a_words[static_cast<std::size_t>(s * (k / 16) + kk)], db, regs, smem_);
+      for (I v = 0; v < n / 2; ++v) acc[slot(s, v, col_slots)] = d[static_cast<std::size_t>(v)];
     }
   }
   target_.wgmma_commit(b_);

@@ -74,6 +74,25 @@ std::vector<llvm::Value*> Target::ldmatrix_x4(llvm::IRBuilder<>& b, llvm::Value*
   return out;
 }
 
+std::array<std::vector<llvm::Value*>, 2> emulated_a_rows(const Target& target, llvm::IRBuilder<>& b,
+                                                         const std::vector<llvm::Value*>& a, Target::MmaType type) {
+  const int per_word = elements_per_word(type), k = 8 * per_word;
+  llvm::Value* group = b.CreateLShr(lane_id(target, b), b.getInt32(2));
+  // A rows g and g+8, words 0..7 of K: lane 4g+t holds word t of row g in a[0] (word t+4 in
+  // a[2]) and of row g+8 in a[1] (a[3]).
+  std::array<std::vector<llvm::Value*>, 2> rows = {std::vector<llvm::Value*>(static_cast<std::size_t>(k)),
+                                                   std::vector<llvm::Value*>(static_cast<std::size_t>(k))};
+  for (int t = 0; t < 4; ++t) {
+    llvm::Value* src = b.CreateAdd(b.CreateShl(group, b.getInt32(2)), b.getInt32(static_cast<std::uint32_t>(t)));
+    for (int r = 0; r < 4; ++r) {
+      llvm::Value* w = target.shuffle_idx(b, a[static_cast<std::size_t>(r)], src);
+      const int word = t + 4 * (r / 2);
+      for (int e = 0; e < per_word; ++e) rows[r % 2][static_cast<std::size_t>(per_word * word + e)] = word_element(b, w, e, type);
+    }
+  }
+  return rows;
+}
+
 namespace {
 // The body of the emulated mma.sync: d = a·b + c from the lanes' fragments (Target::mma_m16n8).
 std::vector<llvm::Value*> emulate_mma(const Target& target, llvm::IRBuilder<>& b, Target::MmaType type,
@@ -83,19 +102,7 @@ std::vector<llvm::Value*> emulate_mma(const Target& target, llvm::IRBuilder<>& b
   const int per_word = elements_per_word(type), k = 8 * per_word;
   llvm::Value* lane = lane_id(target, b);
   llvm::Value* quad = b.CreateAnd(lane, b.getInt32(3));
-  llvm::Value* group = b.CreateLShr(lane, b.getInt32(2));
-  // A rows g and g+8, words 0..7 of K: lane 4g+t holds word t of row g in a[0] (word t+4 in
-  // a[2]) and of row g+8 in a[1] (a[3]).
-  std::vector<llvm::Value*> rows[2] = {std::vector<llvm::Value*>(static_cast<std::size_t>(k)),
-                                       std::vector<llvm::Value*>(static_cast<std::size_t>(k))};
-  for (int t = 0; t < 4; ++t) {
-    llvm::Value* src = b.CreateAdd(b.CreateShl(group, b.getInt32(2)), b.getInt32(static_cast<std::uint32_t>(t)));
-    for (int r = 0; r < 4; ++r) {
-      llvm::Value* w = target.shuffle_idx(b, a[static_cast<std::size_t>(r)], src);
-      const int word = t + 4 * (r / 2);
-      for (int e = 0; e < per_word; ++e) rows[r % 2][static_cast<std::size_t>(per_word * word + e)] = word_element(b, w, e, type);
-    }
-  }
+  const auto rows = emulated_a_rows(target, b, a, type);
   // B columns 2(l%4) and 2(l%4)+1: lane 4n+t holds word t of column n in b[0] (word t+4 in b[1]).
   std::vector<llvm::Value*> cols[2] = {std::vector<llvm::Value*>(static_cast<std::size_t>(k)),
                                        std::vector<llvm::Value*>(static_cast<std::size_t>(k))};

@@ -4,6 +4,7 @@
 //
 // This header includes LLVM: include it only from jit/lower and backends/*_target.cpp.
 #pragma once
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -128,9 +129,12 @@ class Target {
     bool trans_a;  // A M-major (else K-major)
     bool trans_b;  // B N-major (else K-major)
   };
+  // With `a_words` given (four i32, each two 16-bit elements, the lower k first), A comes from
+  // registers instead, desc_a null: word r holds row 16*(warp%4) + lane/4 + 8*(r%2), columns
+  // 2*(lane%4) + 8*(r/2) + {0,1} of the warp's 16 rows, as mma_m16n8's A (analysis::wgmma_a_in_registers).
   virtual std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, const Wgmma& shape, llvm::Value* desc_a,
-                                          llvm::Value* desc_b, const std::vector<llvm::Value*>& acc,
-                                          llvm::Value* shared_base) const;
+                                          const std::vector<llvm::Value*>& a_words, llvm::Value* desc_b,
+                                          const std::vector<llvm::Value*>& acc, llvm::Value* shared_base) const;
   // The address (i32) of shared pointer `p` as a descriptor holds it: its offset in the shared
   // window on NVIDIA; 0 by default, where the emulation reads descriptors relative to the kernel's
   // shared memory.
@@ -199,6 +203,12 @@ class Target {
   // Runs LLVM's optimization pipeline and code generation; takes ownership of the module.
   virtual DeviceBinary compile(std::unique_ptr<llvm::Module> m, const std::string& kernel_name) const = 0;
 };
+
+// The default tensor-core hooks' view of an A fragment (mma_m16n8's; wgmma's from registers, per
+// warp): rows lane/4 and lane/4 + 8 of the warp's 16, each as its K elements in f32 (i32 for s8),
+// k ascending, gathered from the lanes that hold them through shuffle_idx (mma_emulation.cpp).
+std::array<std::vector<llvm::Value*>, 2> emulated_a_rows(const Target& t, llvm::IRBuilder<>& b,
+                                                         const std::vector<llvm::Value*>& a, Target::MmaType type);
 
 // "sm_80", "sm_90a", "gfx90a", "gfx942". Throws tessera::Error for an unknown name.
 std::unique_ptr<Target> make_target(const std::string& name);

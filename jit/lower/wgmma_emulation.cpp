@@ -55,12 +55,16 @@ llvm::Value* element_offset(llvm::IRBuilder<>& b, const Descriptor& d, llvm::Val
 }  // namespace
 
 std::vector<llvm::Value*> Target::wgmma(llvm::IRBuilder<>& b, const Wgmma& shape, llvm::Value* desc_a,
-                                        llvm::Value* desc_b, const std::vector<llvm::Value*>& acc,
-                                        llvm::Value* shared_base) const {
+                                        const std::vector<llvm::Value*>& a_words, llvm::Value* desc_b,
+                                        const std::vector<llvm::Value*>& acc, llvm::Value* shared_base) const {
   if (static_cast<int>(acc.size()) != shape.n / 2)
     throw InternalError("wgmma emulation: " + std::to_string(acc.size()) + " accumulators for n = " + std::to_string(shape.n));
   llvm::Type* elem = shape.bf16 ? b.getBFloatTy() : b.getHalfTy();
-  const Descriptor da = decode(b, desc_a), db = decode(b, desc_b);
+  // A from registers: this warp's rows l/4 and l/4 + 8, read as mma.sync's A fragment is.
+  const bool a_registers = !a_words.empty();
+  std::array<std::vector<llvm::Value*>, 2> a_rows;
+  if (a_registers) a_rows = emulated_a_rows(*this, b, a_words, shape.bf16 ? MmaType::BF16 : MmaType::F16);
+  const Descriptor da = a_registers ? Descriptor{} : decode(b, desc_a), db = decode(b, desc_b);
   llvm::Value* tid = thread_id(b);
   llvm::Value* lane = b.CreateAnd(tid, b.getInt32(31));
   llvm::Value* warp = b.CreateAnd(b.CreateLShr(tid, b.getInt32(5)), b.getInt32(3));
@@ -89,9 +93,15 @@ std::vector<llvm::Value*> Target::wgmma(llvm::IRBuilder<>& b, const Wgmma& shape
     llvm::Value* x = b.CreateAlignedLoad(elem, b.CreateGEP(b.getInt8Ty(), shared_base, offset), llvm::Align(2));
     return b.CreateFPExt(x, b.getFloatTy());
   };
+  // Element k of each register row of A (a select over the 16, as k is the loop's counter).
+  std::array<llvm::Value*, 2> a_at_k{};
+  for (std::size_t h = 0; h < 2 && a_registers; ++h) {
+    a_at_k[h] = a_rows[h][0];
+    for (std::uint32_t j = 1; j < 16; ++j) a_at_k[h] = b.CreateSelect(b.CreateICmpEQ(k, b.getInt32(j)), a_rows[h][j], a_at_k[h]);
+  }
   std::vector<llvm::Value*> next;
   for (std::size_t v = 0; v < acc.size(); ++v) {
-    llvm::Value* x = load(element_offset(b, da, rows[v], k, !shape.trans_a, 2));
+    llvm::Value* x = a_registers ? a_at_k[(v / 2) % 2] : load(element_offset(b, da, rows[v], k, !shape.trans_a, 2));
     llvm::Value* y = load(element_offset(b, db, cols[v], k, !shape.trans_b, 2));
     next.push_back(b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {x, y, sums[v]}));
   }

@@ -16,8 +16,9 @@ inline int count(const std::string& text, const std::string& what) {
   return n;
 }
 
-// `ptxas -v` on `ptx` for `arch`: it assembles, spills nothing, and serializes no wgmma (C7515:
-// accumulators read early; C7511: too few registers).
+// `ptxas -v` on `ptx` for `arch`: it assembles, spills nothing, serializes no wgmma (C7515:
+// accumulators read early; C7511: too few registers) and adds no warpgroup.arrive (C7519: a
+// register that a wgmma reads written after the wgmma.fence).
 inline void check_ptxas_accepts_without_spills(const std::string& ptxas, const std::string& ptx, const std::string& arch) {
   ScratchFile file(ptx, ".ptx");
   const auto r = run_command(ptxas + " -v -arch=" + arch + " " + file.path() + " -o /dev/null");
@@ -26,6 +27,7 @@ inline void check_ptxas_accepts_without_spills(const std::string& ptxas, const s
   CHECK(r.output.find("0 bytes spill stores") != std::string::npos);
   CHECK(r.output.find("C7515") == std::string::npos);
   CHECK(r.output.find("C7511") == std::string::npos);
+  CHECK(r.output.find("C7519") == std::string::npos);
 }
 
 }  // namespace tessera::test

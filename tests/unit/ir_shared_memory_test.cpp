@@ -553,6 +553,53 @@ TEST_CASE("rings: a nested loop's prologue follows a barrier, a conversion befor
   CHECK_FALSE(overlaps_rings(plan, *convert, *flat));
 }
 
+TEST_CASE("chained wgmma dots: the second reads its A (the first's accumulator, cast) from registers",
+          "[shared_memory][wgmma]") {
+  // Attention's P·V without the loop: %p is computed from the first dot's accumulator, in its
+  // wgmma layout, so the second dot stages only its B; the first stages both of its loads.
+  auto m = ir::parse_module(R"(kernel @k(%a: ptr<f16> {divisibility = 16}, %c: ptr<f32> {divisibility = 16}) num_warps = 4 {
+  %0 = arange {end = 64, start = 0} : <64xi32>
+  %1 = expand_dims %0 {axis = 1} : <64x1xi32>
+  %2 = constant {value = 64} : <64x1xi32>
+  %3 = mul %1, %2 : <64x1xi32>
+  %4 = broadcast %3 : <64x64xi32>
+  %5 = expand_dims %0 {axis = 0} : <1x64xi32>
+  %6 = broadcast %5 : <64x64xi32>
+  %7 = add %4, %6 : <64x64xi32>
+  %8 = constant {value = 0.0} : <64x64xf32>
+  %pa = splat %a : <64x64xptr<f16>>
+  %aa = addptr %pa, %7 : <64x64xptr<f16>>
+  %x = load %aa : <64x64xf16>
+  %s = dot %x, %x, %8 : <64x64xf32>
+  %p = cast %s : <64x64xf16>
+  %o = dot %p, %x, %8 : <64x64xf32>
+  %pc = splat %c : <64x64xptr<f32>>
+  %ac = addptr %pc, %7 : <64x64xptr<f32>>
+  store %ac, %o
+  return
+}
+)");
+  ir::verify(*m);
+  transforms::assign_layouts(*m, analysis::target_info("sm_90a"));
+  ir::verify(*m);
+  const auto dots = ops_of_kind(*m, ir::OpKind::Dot);
+  REQUIRE(dots.size() == 2);
+  const ir::Op& first = *dots[0];
+  const ir::Op& second = *dots[1];
+  REQUIRE(analysis::dot_uses_wgmma(first));
+  REQUIRE(analysis::dot_uses_wgmma(second));
+  CHECK_FALSE(analysis::wgmma_a_in_registers(first));
+  CHECK(analysis::dot_stages(first, 0));
+  CHECK(analysis::dot_stages(first, 1));
+  CHECK(analysis::shared_bytes(first) == 2 * 64 * 64 * 2);
+  CHECK(analysis::wgmma_a_in_registers(second));
+  CHECK(second.operands[0]->type.layout == analysis::wgmma_layout({64, 64}, 4));
+  CHECK_FALSE(analysis::dot_stages(second, 0));
+  CHECK(analysis::dot_stages(second, 1));
+  CHECK(analysis::dot_staged_offset(second, 1) == 0);  // B first in its region: A has none
+  CHECK(analysis::shared_bytes(second) == 64 * 64 * 2);
+}
+
 TEST_CASE("rings: a wgmma dot stays synchronous where the copies do not follow the pipeline pass's schedule",
           "[shared_memory][wgmma]") {
   // 64x256x64 with 3 stages would stay in flight with a spare stage (the first test case). Here
