@@ -296,9 +296,7 @@ class LoopPipeliner {
   //                   later loads of iteration i, all n of iterations i + 1 .. i + depth - 1,
   //                   and, for dots after the first, the n of iteration i + depth)
   //                 debug_barrier  (every thread's copies visible; every thread done with the
-  //                                 stage the copies below overwrite, read in iteration i - 1;
-  //                                 none where the dot stages its other operand: its own barrier
-  //                                 between staging and reading does both)
+  //                                 stage the copies below overwrite, read in iteration i - 1)
   //                 dot(stage i of its rings, ...)
   //               right after the first such dot: copy load r's tile of i + depth into stage
   //                 i + depth, commit, for each r (that stage is iteration i - 1's, which every
@@ -345,13 +343,11 @@ class LoopPipeliner {
       }
       const bool after_copies = &dot != rings.front().dot;
       b.create(OpKind::AsyncWait, {}, {}, {{"pending", n * (depth - 1) + (n - 1 - m) + (after_copies ? n : 0)}});
-      // A dot that stages an operand from registers has a barrier of its own between its stores
-      // and its reads (lower_dot), after this wait: it orders the copies as well.
-      bool all_views = true;
-      for (int l = 0; l < 2; ++l)
-        all_views = all_views && (dot.operands[static_cast<std::size_t>(l)]->type.shared ||
-                                  std::any_of(rings.begin(), rings.end(), [&](const Ring& r) { return r.dot == &dot && r.operand == l; }));
-      if (all_views) b.create(OpKind::DebugBarrier, {}, {});
+      // Every thread's copies visible before any thread's dot reads the stage, also where the
+      // dot stages its other operand from registers: that one's own barrier (lower_dot) would
+      // order the copies too, but on sm_90a the layout pass may leave wgmma's A in registers
+      // (analysis::wgmma_a_in_registers), and then the dot has none.
+      b.create(OpKind::DebugBarrier, {}, {});
       for (const Ring& r : rings)
         if (r.dot == &dot)
           dot.operands[static_cast<std::size_t>(r.operand)] = b.create1(OpKind::SmemIndex, {r.buffer, count}, view_type(*r.load));
