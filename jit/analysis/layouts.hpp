@@ -77,8 +77,8 @@ ir::Layout wgmma_layout(const std::vector<std::int64_t>& shape, int num_warps);
 // in the wgmma layout of its own shape and the dot's warps (attention's P, computed elementwise
 // from the first dot's accumulator). wgmma's register A fragment of a k16 step is, per warp of the
 // warpgroup, mma.m16n8k16's (PTX ISA), and accumulator registers 8kk..8kk+7 of that layout hold
-// exactly it: columns 16kk.., rows 16*(w%4) + l/4 (+8) of the warpgroup's slab. No stores, fence
-// or barrier then stand between the two dots (lower_wgmma.cpp).
+// exactly it: columns 16kk.., rows 16*(w%4) + l/4 (+8) of the warpgroup's slab. No stores or
+// fence then stand between the two dots (lower_wgmma.cpp).
 bool wgmma_a_in_registers(const ir::Op& dot);
 // The accumulator layout of a tensor-core dot (wgmma, else mma.sync); a none layout for the fma
 // lowering.
