@@ -68,8 +68,8 @@ struct AttentionConfig {
 // against 334.7 for 128x64/w8/s2 on an H100, 325.9 against 312.7 on the H200; session 32).
 // num_stages = 2: Q stored into shared memory once, K and V copied one block ahead into rings
 // (pipeline_loads.hpp); at head_dim 128 that took 169 registers on sm_90a and 182 on sm_80
-// against 214 and 243 at num_stages = 1 (ptxas 13.0, session 31); with P read by wgmma from
-// registers (session 32), 128.
+// against 214 and 243 at num_stages = 1, and 128 on sm_90a once P was staged from the layout it
+// is computed in (ptxas 13.0, session 31).
 inline AttentionConfig attention_config(std::int64_t head_dim) {
   if (head_dim > 64) return {.block_m = 128, .block_n = 32, .num_warps = 8, .num_stages = 2};
   return {.block_m = 64, .block_n = 64, .num_warps = 4, .num_stages = 2};
