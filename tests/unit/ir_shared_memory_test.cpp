@@ -557,24 +557,17 @@ TEST_CASE("chained wgmma dots: the second reads its A (the first's accumulator, 
           "[shared_memory][wgmma]") {
   // Attention's P·V without the loop: %p is computed from the first dot's accumulator, in its
   // wgmma layout, so the second dot stages only its B; the first stages both of its loads.
-  auto m = ir::parse_module(R"(kernel @k(%a: ptr<f16> {divisibility = 16}, %c: ptr<f32> {divisibility = 16}) num_warps = 4 {
-  %0 = arange {end = 64, start = 0} : <64xi32>
-  %1 = expand_dims %0 {axis = 1} : <64x1xi32>
-  %2 = constant {value = 64} : <64x1xi32>
-  %3 = mul %1, %2 : <64x1xi32>
-  %4 = broadcast %3 : <64x64xi32>
-  %5 = expand_dims %0 {axis = 0} : <1x64xi32>
-  %6 = broadcast %5 : <64x64xi32>
-  %7 = add %4, %6 : <64x64xi32>
-  %8 = constant {value = 0.0} : <64x64xf32>
+  auto m = ir::parse_module("kernel @k(%a: ptr<f16> {divisibility = 16}, %c: ptr<f32> {divisibility = 16}) num_warps = 4 {\n"
+                            "  %i = arange {end = 64, start = 0} : <64xi32>\n" +
+                            row_major_offsets("off", "i", "i", 64, 64) + R"(  %zero = constant {value = 0.0} : <64x64xf32>
   %pa = splat %a : <64x64xptr<f16>>
-  %aa = addptr %pa, %7 : <64x64xptr<f16>>
+  %aa = addptr %pa, %off : <64x64xptr<f16>>
   %x = load %aa : <64x64xf16>
-  %s = dot %x, %x, %8 : <64x64xf32>
+  %s = dot %x, %x, %zero : <64x64xf32>
   %p = cast %s : <64x64xf16>
-  %o = dot %p, %x, %8 : <64x64xf32>
+  %o = dot %p, %x, %zero : <64x64xf32>
   %pc = splat %c : <64x64xptr<f32>>
-  %ac = addptr %pc, %7 : <64x64xptr<f32>>
+  %ac = addptr %pc, %off : <64x64xptr<f32>>
   store %ac, %o
   return
 }
