@@ -4,6 +4,7 @@
 #pragma once
 #include <tessera/tessera.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -41,37 +42,40 @@ auto make_softmax_bwd() {
   });
 }
 
-// Per row of logits [rows, v]: lse = log(sum(exp(x))), online over column blocks: a running max
-// m (one block max per block) and per-lane sums of exp(x - m), rescaled when m grows and summed
-// once at the end, so that a block costs one reduction. loss = lse - x[target]; 0 where target ==
-// ignore_index; NaN where the target is outside [0, v) (checking that on the host would wait for
-// the device).
+// Per row of logits [rows, v]: lse = log(sum(exp(x))), online over column blocks. Each block is
+// read as [BLOCK / VEC, VEC] (VEC = 8: one 16-byte vector of 16-bit logits a thread), and every
+// group of VEC columns keeps its own running max m and sum s of exp(x - m): the loop's maxima and
+// sums stay inside a thread (no shuffle, no barrier), at one exp per logit plus one per group.
+// The groups are combined once at the end. m starts at the lowest finite float, not -inf, so that
+// a group that saw only masked (-inf) lanes keeps s = 0 instead of exp(-inf - -inf) = NaN.
+// loss = lse - x[target]; 0 where target == ignore_index; NaN where the target is outside [0, v)
+// (checking that on the host would wait for the device).
 template <class T>
 auto make_cross_entropy_fwd() {
   return ts::kernel(kernel_name<T>("cross_entropy_fwd"), [](ts::Ptr<T> logits, ts::Ptr<std::int64_t> target,
                                                             ts::Ptr<float> loss, ts::Ptr<float> lse_out, ts::Int v,
                                                             ts::Int ignore_index) {
     const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
+    const int VEC = std::min(BLOCK, 8), GROUPS = BLOCK / VEC;
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
     auto row = ts::program_id(0);
     auto x_row = logits + row * v;
     auto t = ts::load(target + row).to<std::int32_t>();
-    ts::Float m = ts::full<float>({}, kNegInf);
-    auto s = ts::zeros<float>({BLOCK});
-    // The next block is loaded before this one's reduction (carried by the loop). Masked lanes
-    // read -inf and add exp(-inf) = 0; every block holds a real column, so m_new is finite from
-    // the first block on.
-    auto lanes = ts::arange(0, BLOCK);
+    auto m = ts::full<float>({GROUPS}, std::numeric_limits<float>::lowest());
+    auto s = ts::zeros<float>({GROUPS});
+    auto lanes = ts::arange(0, GROUPS).col() * VEC + ts::arange(0, VEC).row();  // [GROUPS, VEC]
+    // The next block is loaded before this one's arithmetic (carried by the loop).
     auto x_next = ts::load(x_row + lanes, lanes < v, kNegInf);
     ts::for_range(0, v, BLOCK, [&](ts::Int start) {
       auto xv = x_next.template to<float>();
       auto cols_next = start + BLOCK + lanes;
       x_next = ts::load(x_row + cols_next, cols_next < v, kNegInf);
-      auto m_new = ts::maximum(m, ts::max(xv, 0));
-      s = s * ts::exp(m - m_new) + ts::exp(xv - m_new);
+      auto m_new = ts::maximum(m, ts::max(xv, 1));
+      s = s * ts::exp(m - m_new) + ts::sum(ts::exp(xv - m_new.col()), 1);
       m = m_new;
     });
-    auto lse = m + ts::log(ts::sum(s, 0));
+    auto row_max = ts::max(m, 0);
+    auto lse = row_max + ts::log(ts::sum(s * ts::exp(m - row_max), 0));
     auto in_range = (t >= 0) && (t < v);
     auto x_t = ts::load(x_row + t, in_range, 0.0f).template to<float>();
     auto row_loss = ts::where(in_range, lse - x_t, std::numeric_limits<float>::quiet_NaN());

@@ -106,12 +106,30 @@ class LayoutAssigner {
   // it moves no data between threads, where converting the accumulator first would need shared
   // memory for the whole f32 tile. A loop-carried value is anchored by what its body yields,
   // which a walk reaches after the loop: the walk repeats until no value is added.
+  // Then carried values that no anchor reached but that the body computes from a reduction
+  // (reduced_slice) are anchored in turn, and the walk repeats from them.
   void collect_anchors(ir::Block& b) {
-    std::size_t before = 0;
-    do {
-      before = anchors_.size();
-      ir::walk(b, [&](Op& op) { anchor_results(op); });
-    } while (anchors_.size() != before);
+    auto propagate = [&] {
+      std::size_t before = 0;
+      do {
+        before = anchors_.size();
+        ir::walk(b, [&](Op& op) { anchor_results(op); });
+      } while (anchors_.size() != before);
+    };
+    propagate();
+    const std::size_t before = anchors_.size();
+    ir::walk(b, [&](Op& op) {
+      if (op.kind != OpKind::For) return;
+      const ir::Block& body = *op.regions[0]->block;
+      const Op* yield = body.terminator();
+      for (std::size_t i = 0; yield && i < yield->operands.size(); ++i)
+        if (!anchor_of(body.args[i + 1].get()))
+          if (const std::optional<Layout> l = reduced_slice(yield->operands[i], body)) {
+            anchors_.try_emplace(body.args[i + 1].get(), *l);
+            anchors_.try_emplace(op.results[i].get(), *l);
+          }
+    });
+    if (anchors_.size() != before) propagate();
   }
   void anchor_results(Op& op) {
     auto anchor = [&](const Value* v, const Layout& l) { anchors_.try_emplace(v, l); };
@@ -145,6 +163,28 @@ class LayoutAssigner {
         anchor(op.result(), *l);
         return;
       }
+  }
+  // A carried value that the body computes from a reduction of a tile of the body (an online
+  // reduction's running per-row max and sum: m' = max(m, max(x, 1))) gets the reduction's slice
+  // of the rank's default, the layout that reduction produces, so that the body converts nothing
+  // between the reduction and the carried value. Only elementwise steps of the carried shape lie
+  // between them; a reduction of an anchored operand (attention's) is anchored already.
+  std::optional<Layout> reduced_slice(const Value* v, const ir::Block& body) const {
+    const Op* def = v->def;
+    if (!def || !v->type.is_tile() || def->parent != &body) return std::nullopt;
+    if (def->kind == OpKind::Reduce) {
+      const Value* in = def->operands[0];
+      if (!in->type.is_tile() || in->type.rank() < 2) return std::nullopt;
+      return analysis::slice_layout(defaults_.at(in->type.rank()), static_cast<int>(def->int_attr("axis")));
+    }
+    const auto cat = def->info().category;
+    const bool elementwise = cat == ir::OpCategory::Unary || cat == ir::OpCategory::Binary ||
+                             cat == ir::OpCategory::Compare || def->kind == OpKind::Fma || def->kind == OpKind::Select;
+    if (!elementwise) return std::nullopt;
+    for (const Value* operand : def->operands)
+      if (operand->type.shape == v->type.shape)
+        if (auto l = reduced_slice(operand, body)) return l;
+    return std::nullopt;
   }
   const Layout* anchor_of(const Value* v) const {
     auto it = anchors_.find(v);
