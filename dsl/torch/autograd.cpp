@@ -64,14 +64,6 @@ Tensor2 mean_over_counted(const Tensor& losses, const Tensor& target, std::int64
   return {losses.sum() / count, count};
 }
 
-// The sum of dx over every dimension but the last, in f32, as bias's dtype.
-Tensor bias_grad(const Tensor& dx, const Tensor& bias) {
-  if (dx.dim() == 1) return dx;
-  std::vector<std::int64_t> dims(static_cast<std::size_t>(dx.dim() - 1));
-  for (std::size_t i = 0; i < dims.size(); ++i) dims[i] = static_cast<std::int64_t>(i);
-  return dx.sum(dims, false, at::kFloat).to(bias.scalar_type());
-}
-
 struct LayerNormFn : ::torch::autograd::Function<LayerNormFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
     at::AutoDispatchBelowADInplaceOrView guard;
@@ -153,10 +145,10 @@ struct BiasGeluFn : ::torch::autograd::Function<BiasGeluFn> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     refuse_double_backward("bias_gelu");
     at::AutoDispatchBelowADInplaceOrView guard;
-    static auto h = op_handle<Tensor(const Tensor&, const Tensor&, const Tensor&)>("tessera::bias_gelu_bwd");
+    static auto h = op_handle<Tensor2(const Tensor&, const Tensor&, const Tensor&)>("tessera::bias_gelu_bwd");
     const auto s = ctx->get_saved_variables();
-    Tensor dx = h.call(grads[0], s[0], s[1]);
-    return {dx, bias_grad(dx, s[1])};
+    auto [dx, dbias] = h.call(grads[0], s[0], s[1]);
+    return {dx, dbias};
   }
 };
 

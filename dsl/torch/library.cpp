@@ -27,7 +27,7 @@ TORCH_LIBRARY(tessera, m) {
   m.def("cross_entropy_fwd(Tensor logits, Tensor target, int ignore_index) -> (Tensor, Tensor)");
   m.def("cross_entropy_bwd(Tensor grad_scale, Tensor logits, Tensor target, Tensor lse, int ignore_index) -> Tensor");
   m.def("bias_gelu_fwd(Tensor x, Tensor bias) -> Tensor");
-  m.def("bias_gelu_bwd(Tensor dy, Tensor x, Tensor bias) -> Tensor");
+  m.def("bias_gelu_bwd(Tensor dy, Tensor x, Tensor bias) -> (Tensor, Tensor)");
   m.def("matmul_fwd(Tensor a, Tensor b) -> Tensor");
 }
 

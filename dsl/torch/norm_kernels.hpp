@@ -2,7 +2,7 @@
 // T (f32, f16 or bf16; statistics and accumulation in f32). The shapes are Triton's tutorial 05's:
 // forward, one program per row with the row in one tile; backward, P programs each taking rows
 // p, p + P, ... and keeping its partial dW (and dB) in registers, written once to a [P, N] f32
-// buffer whose columns a second kernel sums (deterministic, no atomics).
+// buffer whose columns a second kernel sums (column_sum.hpp; deterministic, no atomics).
 #pragma once
 #include <tessera/tessera.hpp>
 
@@ -140,25 +140,6 @@ auto make_rms_norm_bwd_dx() {
       dw_acc = dw_acc + dyv * x_hat;
     });
     ts::store(dw_partial + pid * n + cols, dw_acc, mask);
-  });
-}
-
-inline constexpr std::int64_t kPartialSumBlockM = 32, kPartialSumBlockN = 128;
-
-// out[c] = sum over rows r < p_rows of partial[r, c] ([p_rows, n] f32), stored as T.
-template <class T>
-auto make_column_sum() {
-  return ts::kernel(kernel_name<T>("column_sum"), [](ts::Ptr<float> partial, ts::Ptr<T> out, ts::Int p_rows,
-                                                   ts::Int n) {
-    const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
-    auto cols = ts::program_id(0) * BN + ts::arange(0, BN);
-    auto acc = ts::zeros<float>({BM, BN});
-    ts::for_range(0, p_rows, BM, [&](ts::Int i) {
-      auto rows = i + ts::arange(0, BM);
-      auto mask = (rows.col() < p_rows) && (cols.row() < n);
-      acc = acc + ts::load(partial + rows.col() * n + cols.row(), mask, 0.0f);
-    });
-    ts::store(out + cols, ts::sum(acc, 0).template to<T>(), cols < n);
   });
 }
 

@@ -1,6 +1,7 @@
 // tessera::layer_norm_fwd/bwd and tessera::rms_norm_fwd/bwd: the device kernels (CPU tensors on
 // the interpreter, CUDA tensors on their GPU and PyTorch's current stream) and their meta (fake
 // tensor) kernels. The autograd ops that use them are in autograd.cpp.
+#include "dsl/torch/column_sum.hpp"
 #include "dsl/torch/common.hpp"
 #include "dsl/torch/norm_kernels.hpp"
 #include "dsl/torch/ops.hpp"
@@ -20,15 +21,6 @@ void check_norm_inputs(const at::Tensor& x, const at::Tensor& w, std::string_vie
 // the partial sums and the prefetched next row), 177 registers a thread for a 4096-wide f16 row
 // at 8 warps on the H200, so a single program fitted on a multiprocessor; 16 warps halve that.
 int bwd_warps(std::int64_t block) { return block >= 4096 ? 16 : block >= 1024 ? 8 : 4; }
-
-// Sums the [programs, n] f32 partials' columns into `out` (dtype T).
-template <class T>
-void sum_partials(const at::Tensor& partial, at::Tensor& out, std::int64_t programs, std::int64_t n) {
-  static auto sum = make_column_sum<T>();
-  sum[launch_options(partial, {ts::cdiv(n, kPartialSumBlockN)},
-                     {{"BLOCK_M", kPartialSumBlockM}, {"BLOCK_N", kPartialSumBlockN}}, 4)](
-      partial, out, static_cast<std::int32_t>(programs), static_cast<std::int32_t>(n));
-}
 
 }  // namespace
 

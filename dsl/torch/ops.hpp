@@ -46,11 +46,12 @@ std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd_meta(const at::Tensor& logi
 at::Tensor cross_entropy_bwd_meta(const at::Tensor& grad_scale, const at::Tensor& logits, const at::Tensor& target,
                                   const at::Tensor& lse, std::int64_t ignore_index);
 
-// bias_gelu_fwd(x, bias) -> y; bias_gelu_bwd(dy, x, bias) -> dx (dbias is dx's column sums).
+// bias_gelu_fwd(x, bias) -> y; bias_gelu_bwd(dy, x, bias) -> (dx, dbias), dbias = dx's column sums.
 at::Tensor bias_gelu_fwd(const at::Tensor& x, const at::Tensor& bias);
-at::Tensor bias_gelu_bwd(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& bias);
+std::tuple<at::Tensor, at::Tensor> bias_gelu_bwd(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& bias);
 at::Tensor bias_gelu_fwd_meta(const at::Tensor& x, const at::Tensor& bias);
-at::Tensor bias_gelu_bwd_meta(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& bias);
+std::tuple<at::Tensor, at::Tensor> bias_gelu_bwd_meta(const at::Tensor& dy, const at::Tensor& x,
+                                                      const at::Tensor& bias);
 
 // dropout(x, p, seed) -> y: its own backward (the same mask and scale applied to dy).
 at::Tensor dropout(const at::Tensor& x, double p, std::int64_t seed);

@@ -1,4 +1,5 @@
 // tessera::bias_gelu_fwd/bwd and tessera::dropout: device kernels and meta kernels.
+#include "dsl/torch/column_sum.hpp"
 #include "dsl/torch/common.hpp"
 #include "dsl/torch/ops.hpp"
 #include "dsl/torch/pointwise_kernels.hpp"
@@ -14,6 +15,15 @@ ts::LaunchOptions bias_gelu_options(const at::Tensor& x, std::int64_t rows, std:
   const std::int64_t block_n = std::min<std::int64_t>(next_pow2(cols), 1024), block_m = 2048 / block_n;
   return launch_options(x, {ts::cdiv(rows, block_m), ts::cdiv(cols, block_n)},
                         {{"BLOCK_M", block_m}, {"BLOCK_N", block_n}}, 4);
+}
+
+// Row-block programs of the backward (grid dim 0): enough for eight programs of 4 warps per
+// multiprocessor over all column blocks, but each at least 32 row blocks deep where the rows allow,
+// so that the [programs, n] f32 partials stay a few percent of the traffic. One on the interpreter.
+std::int64_t bias_gelu_bwd_programs(std::int64_t row_blocks, std::int64_t col_blocks, ts::Executor executor) {
+  if (executor != ts::Executor::Cuda && executor != ts::Executor::Hip) return 1;
+  const std::int64_t wanted = ts::cdiv(8 * ts::multiprocessor_count(executor), col_blocks);
+  return std::clamp<std::int64_t>(std::max(wanted, ts::cdiv(row_blocks, 32)), 1, row_blocks);
 }
 
 void check_bias_gelu_inputs(const at::Tensor& x, const at::Tensor& bias, std::string_view op) {
@@ -38,21 +48,28 @@ at::Tensor bias_gelu_fwd(const at::Tensor& x_in, const at::Tensor& bias_in) {
   return y;
 }
 
-at::Tensor bias_gelu_bwd(const at::Tensor& dy_in, const at::Tensor& x_in, const at::Tensor& bias_in) {
+std::tuple<at::Tensor, at::Tensor> bias_gelu_bwd(const at::Tensor& dy_in, const at::Tensor& x_in,
+                                                 const at::Tensor& bias_in) {
   check_bias_gelu_inputs(x_in, bias_in, "bias_gelu_backward");
   check_same_dtype(x_in, dy_in, "bias_gelu_backward", "the output gradient");
   TORCH_CHECK(dy_in.sizes() == x_in.sizes(), "tessera::bias_gelu_backward: the output gradient has shape ",
               dy_in.sizes(), " but the input has ", x_in.sizes());
   const at::Tensor x = x_in.contiguous(), bias = bias_in.contiguous(), dy = dy_in.contiguous();
-  at::Tensor dx = contiguous_like(x);
-  if (x.numel() == 0) return dx;
+  at::Tensor dx = contiguous_like(x), dbias = contiguous_like(bias);
+  const Rows r = rows_of(x, "bias_gelu_backward");
+  if (r.cols == 0) return {dx, dbias};
+  if (r.rows == 0) return {dx, dbias.zero_()};
+  ts::LaunchOptions opts = bias_gelu_options(x, r.rows, r.cols);
+  const std::int64_t row_blocks = opts.grid.resolve(opts.meta)[0], col_blocks = opts.grid.resolve(opts.meta)[1];
+  const std::int64_t programs = bias_gelu_bwd_programs(row_blocks, col_blocks, opts.executor);
+  opts.grid = {programs, col_blocks};
+  at::Tensor partial = at::empty({programs, r.cols}, x.options().dtype(at::kFloat));
   dispatch_float(x.scalar_type(), "bias_gelu_backward", [&]<class T>(T) {
     static auto k = make_bias_gelu_bwd<T>();
-    const Rows r = rows_of(x, "bias_gelu_backward");
-    k[bias_gelu_options(x, r.rows, r.cols)](x, bias, dy, dx, static_cast<std::int32_t>(r.rows),
-                                             static_cast<std::int32_t>(r.cols));
+    k[opts](x, bias, dy, dx, partial, static_cast<std::int32_t>(r.rows), static_cast<std::int32_t>(r.cols));
+    sum_partials<T>(partial, dbias, programs, r.cols);
   });
-  return dx;
+  return {dx, dbias};
 }
 
 at::Tensor dropout(const at::Tensor& x_in, double p, std::int64_t seed) {
@@ -81,8 +98,8 @@ at::Tensor bias_gelu_fwd_meta(const at::Tensor& x, const at::Tensor& bias) {
   return contiguous_like(x);
 }
 
-at::Tensor bias_gelu_bwd_meta(const at::Tensor&, const at::Tensor& x, const at::Tensor&) {
-  return contiguous_like(x);
+std::tuple<at::Tensor, at::Tensor> bias_gelu_bwd_meta(const at::Tensor&, const at::Tensor& x, const at::Tensor& bias) {
+  return {contiguous_like(x), contiguous_like(bias)};
 }
 
 at::Tensor dropout_meta(const at::Tensor& x, double p, std::int64_t) {

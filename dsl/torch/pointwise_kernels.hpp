@@ -69,15 +69,30 @@ auto make_bias_gelu_fwd() {
   });
 }
 
-// dx = dy * gelu'(x + bias), gelu'(z) = Phi(z) + z * phi(z).
+// dx = dy * gelu'(x + bias), gelu'(z) = Phi(z) + z * phi(z), and each program's partial dbias
+// (dx's column sums over its rows; column_sum.hpp adds the programs' rows), so that dbias costs no
+// second pass over dx. Program (p, j) takes the row blocks p, p + P, ... (P = num_programs(0)) of
+// column block j and keeps their dx in an f32 [BLOCK_M, BLOCK_N] accumulator, reduced once at the end.
 template <class T>
 auto make_bias_gelu_bwd() {
   return ts::kernel(kernel_name<T>("bias_gelu_bwd"), [](ts::Ptr<T> x, ts::Ptr<T> bias, ts::Ptr<T> dy, ts::Ptr<T> dx,
-                                                        ts::Int m, ts::Int n) {
-    auto [offs, mask, z] = biased_tile(x, bias, m, n);
-    auto g = ts::load(dy + offs, mask, 0.0f).template to<float>();
-    auto [twice_cdf, e] = gaussian<T>(z);
-    ts::store(dx + offs, (g * (0.5f * twice_cdf + z * e * kInvSqrt2Pi)).template to<T>(), mask);
+                                                        ts::Ptr<float> dbias_partial, ts::Int m, ts::Int n) {
+    const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
+    auto cols = ts::program_id(1) * BN + ts::arange(0, BN);
+    auto bv = ts::load(bias + cols, cols < n, 0.0f).template to<float>().row();
+    auto acc = ts::zeros<float>({BM, BN});
+    ts::for_range(ts::program_id(0) * BM, m, ts::num_programs(0) * BM, [&](ts::Int first_row) {
+      auto rows = first_row + ts::arange(0, BM);
+      auto mask = (rows.col() < m) && (cols.row() < n);
+      auto offs = rows.col() * n + cols.row();
+      auto z = ts::load(x + offs, mask, 0.0f).template to<float>() + bv;
+      auto g = ts::load(dy + offs, mask, 0.0f).template to<float>();
+      auto [twice_cdf, e] = gaussian<T>(z);
+      auto d = g * (0.5f * twice_cdf + z * e * kInvSqrt2Pi);  // 0 where masked: g loaded 0
+      ts::store(dx + offs, d.template to<T>(), mask);
+      acc = acc + d;
+    });
+    ts::store(dbias_partial + ts::program_id(0) * n + cols, ts::sum(acc, 0), cols < n);
   });
 }
 

@@ -3,7 +3,9 @@
 Usage: python3 tests/bench/torch_matmul_bench.py --lib PATH/libtessera_torch.so
 
 CUDA, bfloat16. For each shape (M, K, N): "fwd" times a @ b; "fwd+bwd" the product and
-torch.autograd.grad of both inputs with a fixed upstream gradient (three products: 6·M·N·K flops).
+torch.autograd.grad of both inputs with a fixed upstream gradient (three products: 6·M·N·K flops);
+"dA" and "dB" time the backward's two products alone, on the views autograd passes (dC·Bᵀ, a
+transposed B; Aᵀ·dC, a transposed A over K = M, where few output tiles split K).
 Each tessera result is compared with torch.matmul's first (|t - e| <= 2e-2 * max|e|). Timing:
 triton.testing.do_bench (median, L2 flushed) when triton imports, else CUDA events.
 """
@@ -58,11 +60,13 @@ def main():
                    for g, r in zip(grads, rgrads))
         ok = err <= 2e-2 and gerr <= 2e-2
         failed |= not ok
-        for name, flops in (("fwd", 2 * m * n * k), ("fwd+bwd", 6 * m * n * k)):
+        products = {"fwd": (a, b), "dA": (dc, b.detach().t()), "dB": (a.detach().t(), dc)}
+        for name, flops in (("fwd", 2 * m * n * k), ("dA", 2 * m * n * k), ("dB", 2 * m * n * k),
+                            ("fwd+bwd", 6 * m * n * k)):
             row = []
             for impl in impls.values():
-                if name == "fwd":
-                    fn = lambda impl=impl: impl(a, b)  # noqa: E731
+                if name in products:
+                    fn = lambda impl=impl, x=products[name]: impl(*x)  # noqa: E731
                 else:
                     def fn(impl=impl):
                         torch.autograd.grad(impl(a, b), (a, b), dc)
