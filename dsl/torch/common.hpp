@@ -100,6 +100,14 @@ inline ts::LaunchOptions launch_options(const at::Tensor& t, ts::Grid grid, ts::
   return ts::torch::options_for(t, {.grid = std::move(grid), .meta = std::move(meta), .num_warps = num_warps});
 }
 
+// The executor a launch over t resolves to (launch_options leaves ts::Executor::Auto, which
+// follows the tensors: tessera takes a cuda tensor as CUDA memory, a cpu tensor as host memory):
+// for what an op decides before it launches (split-K, autotuning, program counts), which must
+// not read the unresolved Auto as "no GPU".
+inline ts::Executor executor_of(const at::Tensor& t) {
+  return t.is_cuda() ? ts::Executor::Cuda : ts::Executor::Interpreter;
+}
+
 // Warps for a one-row-per-program kernel whose row tile holds `block` elements.
 inline int row_warps(std::int64_t block) { return block >= 8192 ? 16 : block >= 2048 ? 8 : 4; }
 

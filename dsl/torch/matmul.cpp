@@ -115,10 +115,10 @@ void launch_matmul(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c
   const ts::LaunchOptions plain = ex::matmul_options(s, cfg);
   ts::LaunchOptions opts = launch_options(a, plain.grid, plain.meta, plain.num_warps);
   opts.num_stages = plain.num_stages;
-  if (const std::int64_t slices = slices_for(s, cfg, opts.executor); slices > 1)
+  if (const std::int64_t slices = slices_for(s, cfg, executor_of(a)); slices > 1)
     return launch_split_k<T, P>(a, b, c, s, cfg, slices, opts);
   if constexpr (!std::is_same_v<T, float>) {  // f32's larger tiles do not fit: its fixed config stays
-    if (autotunes(s, opts.executor)) {
+    if (autotunes(s, executor_of(a))) {
       // Keyed by the sizes and the operands' strides (the layouts of the backward's transposed views).
       static auto tuned = ts::autotune(k, ex::matmul_autotune_configs(),
                                        {.key = {{3, "m"}, {4, "n"}, {5, "k"}, {6, "stride_am"}, {7, "stride_ak"},
