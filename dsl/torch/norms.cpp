@@ -22,6 +22,14 @@ void check_norm_inputs(const at::Tensor& x, const at::Tensor& w, std::string_vie
 // at 8 warps on the H200, so a single program fitted on a multiprocessor; 16 warps halve that.
 int bwd_warps(std::int64_t block) { return block >= 4096 ? 16 : block >= 1024 ? 8 : 4; }
 
+// A register cap (CompileOptions::maxnreg) under which two programs of num_warps fit in a
+// multiprocessor's 64K registers. Layer norm's dX program holds one row in flight (the next one,
+// prefetched): at 16 warps it took 93 registers, one program per multiprocessor, and the row
+// loads of one program could not cover the memory latency. Capped at 64 (32 bytes spilled), two
+// programs: 1939 -> 2250 GB/s (H100, fp16 32768 x 4096, tests/bench/torch_ops_bench.py). Only
+// for at most 8 elements a thread: a 8192-wide row at 16 warps takes 128 registers already.
+int two_programs_per_sm(int num_warps) { return std::min(255, 65536 / (2 * 32 * num_warps)); }
+
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_fwd(const at::Tensor& x_in, const at::Tensor& w_in,
@@ -62,9 +70,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_bwd(const at::Tensor& 
   at::Tensor db_partial = at::empty({programs, r.cols}, x.options().dtype(at::kFloat));
   dispatch_float(x.scalar_type(), "layer_norm_backward", [&]<class T>(T) {
     static auto k = make_layer_norm_bwd_dx<T>();
-    k[launch_options(x, {programs}, {{"BLOCK", block}}, bwd_warps(block))](
-        x, dy, dx, w, mean, rstd, dw_partial, db_partial, static_cast<std::int32_t>(r.rows),
-        static_cast<std::int32_t>(r.cols));
+    ts::LaunchOptions o = launch_options(x, {programs}, {{"BLOCK", block}}, bwd_warps(block));
+    if (block <= 8 * 32 * o.num_warps) o.compile.maxnreg = two_programs_per_sm(o.num_warps);
+    k[o](x, dy, dx, w, mean, rstd, dw_partial, db_partial, static_cast<std::int32_t>(r.rows),
+         static_cast<std::int32_t>(r.cols));
     sum_partials<T>(dw_partial, dw, programs, r.cols);
     sum_partials<T>(db_partial, db, programs, r.cols);
   });
