@@ -14,6 +14,8 @@
 namespace tessera_examples {
 namespace ts = tessera;
 
+inline constexpr float kLog2e = 1.4426950408889634f;
+
 // Q, K, V and O are [heads, n, HEAD_D] row-major (heads: batch x heads, any n). Program (i, h)
 // takes BLOCK_M query rows of head h and walks the keys in blocks of BLOCK_N, keeping a running
 // row max m, a running sum l of exp2 of the scaled scores less m, and the unnormalized output
@@ -21,39 +23,170 @@ namespace ts = tessera;
 // In as the second dot's left operand (chained dots). With CAUSAL, key j is seen by query i only
 // if j <= i, and the loop stops after the block holding the program's last row. O in In.
 // Offsets are 32-bit: heads * n * HEAD_D must stay below 2^31.
+// The attention kernels' meta-parameters: BLOCK_M, BLOCK_N, HEAD_D and CAUSAL.
+struct AttentionMeta {
+  int block_m, block_n, head_dim;
+  bool causal;
+};
+inline AttentionMeta attention_meta() {
+  return {static_cast<int>(ts::meta("BLOCK_M")), static_cast<int>(ts::meta("BLOCK_N")),
+          static_cast<int>(ts::meta("HEAD_D")), ts::meta("CAUSAL") != 0};
+}
+
+struct AttentionRows {
+  ts::Int head;        // the offset of this program's head in Q, K, V and O
+  ts::Int rows, dims;  // its query rows [BLOCK_M] and the head dimensions [HEAD_D]
+  ts::Float m, l, acc;
+};
+template <class In>
+AttentionRows attention_rows(ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::Int n, ts::Float scale) {
+  const auto [BM, BN, D, causal] = attention_meta();
+  const float inf = std::numeric_limits<float>::infinity();
+  auto head = ts::program_id(1) * n * D;
+  auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
+  auto dims = ts::arange(0, D);
+  auto q_tile = ts::load(q + head + rows.col() * D + dims.row(), rows.col() < n, 0);
+  auto scale_log2 = scale * kLog2e;  // exp(x) = exp2(x * log2(e))
+  auto m = ts::full<float>({BM}, -inf);
+  auto l = ts::zeros<float>({BM});
+  auto acc = ts::zeros<float>({BM, D});
+  auto keys_end = causal ? ts::minimum(n, (ts::program_id(0) + 1) * BM) : n;
+  ts::for_range(0, keys_end, BN, [&](ts::Int j0) {
+    auto keys = j0 + ts::arange(0, BN);
+    auto k_t = ts::load(k + head + keys.row() * D + dims.col(), keys.row() < n, 0);  // D x BN
+    auto seen = keys.row() < n;
+    if (causal) seen = seen & (keys.row() <= rows.col());
+    // Key 0 is seen by every row from the first block on, so m is finite there and
+    // exp2(m - m_new) is never exp2(-inf - -inf).
+    auto scores = ts::where(seen, ts::dot(q_tile, k_t) * scale_log2, -inf);
+    auto m_new = ts::maximum(m, ts::max(scores, 1));
+    auto p = ts::exp2(scores - m_new.col());
+    auto alpha = ts::exp2(m - m_new);
+    l = l * alpha + ts::sum(p, 1);
+    auto v_tile = ts::load(v + head + keys.col() * D + dims.row(), keys.col() < n, 0);
+    acc = ts::dot(p.template to<In>(), v_tile, acc * alpha.col());
+    m = m_new;
+  });
+  return {head, rows, dims, m, l, acc};
+}
+
 template <class In>
 auto make_attention(const char* name = "attention") {
   return ts::kernel(name, [](ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::Ptr<In> o, ts::Int n, ts::Float scale) {
-    const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
     const int D = static_cast<int>(ts::meta("HEAD_D"));
-    const bool causal = ts::meta("CAUSAL") != 0;
-    const float inf = std::numeric_limits<float>::infinity();
+    auto r = attention_rows(q, k, v, n, scale);
+    ts::store(o + r.head + r.rows.col() * D + r.dims.row(), (r.acc / r.l.col()).template to<In>(), r.rows.col() < n);
+  });
+}
+
+// The forward for training: O as make_attention's, and each row's log-sum-exp of the scaled
+// scores in base 2 (lse[h, i] = m + log2(l), f32 [heads, n]), which the backward kernels take
+// to recompute P = exp2(scores * scale * log2(e) - lse) without a second pass over the keys.
+template <class In>
+auto make_attention_fwd(const char* name = "attention_fwd") {
+  return ts::kernel(name, [](ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::Ptr<In> o, ts::Ptr<float> lse, ts::Int n,
+                             ts::Float scale) {
+    const int D = static_cast<int>(ts::meta("HEAD_D"));
+    auto r = attention_rows(q, k, v, n, scale);
+    ts::store(o + r.head + r.rows.col() * D + r.dims.row(), (r.acc / r.l.col()).template to<In>(), r.rows.col() < n);
+    ts::store(lse + ts::program_id(1) * n + r.rows, r.m + ts::log2(r.l), r.rows < n);
+  });
+}
+
+// ---- The backward pass (FlashAttention-2's, as Triton's tutorial 06): three kernels after
+// make_attention_fwd. P is recomputed from the forward's lse; dS = P * (dP - delta), where
+// dP = dO·Vᵀ and delta = rowsum(O * dO); dV = Pᵀ·dO, dK = scale · dSᵀ·Q, dQ = scale · dS·K.
+
+// delta[h, i] = sum over d of O[h, i, d] * dO[h, i, d], f32 [heads, n]. Program (i, h): BLOCK_M rows.
+template <class In>
+auto make_attention_bwd_delta(const char* name = "attention_bwd_delta") {
+  return ts::kernel(name, [](ts::Ptr<In> o, ts::Ptr<In> d_o, ts::Ptr<float> delta, ts::Int n) {
+    const int BM = static_cast<int>(ts::meta("BLOCK_M")), D = static_cast<int>(ts::meta("HEAD_D"));
+    auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
+    auto offs = ts::program_id(1) * n * D + rows.col() * D + ts::arange(0, D).row();
+    auto mask = rows.col() < n;
+    auto prod = ts::load(o + offs, mask, 0).template to<float>() * ts::load(d_o + offs, mask, 0).template to<float>();
+    ts::store(delta + ts::program_id(1) * n + rows, ts::sum(prod, 1), rows < n);
+  });
+}
+
+// dK and dV of BLOCK_N keys of head h (program (j, h)), summed over the query blocks that see
+// them. The scores are computed transposed (Sᵀ = K·Qᵀ, [BLOCK_N, BLOCK_M]) so that Pᵀ and dSᵀ
+// are the left operands of the dots that take them, as P is in the forward; Q and dO are read
+// in both orientations (as [HEAD_D, BLOCK_M] for the scores and dPᵀ = V·dOᵀ, as [BLOCK_M,
+// HEAD_D] for dV += Pᵀ·dO and dK += dSᵀ·Q). With CAUSAL the loop starts at the query block
+// holding the program's first key.
+template <class In>
+auto make_attention_bwd_dkdv(const char* name = "attention_bwd_dkdv") {
+  return ts::kernel(name, [](ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::Ptr<In> d_o, ts::Ptr<float> lse,
+                             ts::Ptr<float> delta, ts::Ptr<In> dk, ts::Ptr<In> dv, ts::Int n, ts::Float scale) {
+    const auto [BM, BN, D, causal] = attention_meta();
     auto head = ts::program_id(1) * n * D;
+    auto stats = ts::program_id(1) * n;
+    auto keys = ts::program_id(0) * BN + ts::arange(0, BN);
+    auto dims = ts::arange(0, D);
+    auto kv_offs = head + keys.col() * D + dims.row();
+    auto k_tile = ts::load(k + kv_offs, keys.col() < n, 0);  // BN x D
+    auto v_tile = ts::load(v + kv_offs, keys.col() < n, 0);
+    auto dk_acc = ts::zeros<float>({BN, D});
+    auto dv_acc = ts::zeros<float>({BN, D});
+    auto scale_log2 = scale * kLog2e;
+    auto query_block = [&](ts::Int i0) {
+      auto rows = i0 + ts::arange(0, BM);
+      auto t_offs = head + rows.row() * D + dims.col();  // D x BM
+      auto q_t = ts::load(q + t_offs, rows.row() < n, 0);
+      auto do_t = ts::load(d_o + t_offs, rows.row() < n, 0);
+      auto lse_i = ts::load(lse + stats + rows, rows < n, 0.0f);
+      auto delta_i = ts::load(delta + stats + rows, rows < n, 0.0f);
+      auto seen = (rows.row() < n) & (keys.col() < n);
+      if (causal) seen = seen & (keys.col() <= rows.row());
+      auto p_t = ts::where(seen, ts::exp2(ts::dot(k_tile, q_t) * scale_log2 - lse_i.row()), 0.0f);  // BN x BM
+      auto r_offs = head + rows.col() * D + dims.row();  // BM x D
+      auto do_tile = ts::load(d_o + r_offs, rows.col() < n, 0);
+      dv_acc = ts::dot(p_t.template to<In>(), do_tile, dv_acc);
+      auto ds_t = p_t * (ts::dot(v_tile, do_t) - delta_i.row());
+      auto q_tile = ts::load(q + r_offs, rows.col() < n, 0);
+      dk_acc = ts::dot(ds_t.template to<In>(), q_tile, dk_acc);
+    };
+    if (causal) ts::for_range((ts::program_id(0) * BN / BM) * BM, n, BM, query_block);
+    else ts::for_range(0, n, BM, query_block);
+    ts::store(dk + kv_offs, (dk_acc * scale).template to<In>(), keys.col() < n);
+    ts::store(dv + kv_offs, dv_acc.template to<In>(), keys.col() < n);
+  });
+}
+
+// dQ of BLOCK_M query rows of head h (program (i, h)), over the key blocks they see (with
+// CAUSAL, up to the block holding the program's last row, as the forward).
+template <class In>
+auto make_attention_bwd_dq(const char* name = "attention_bwd_dq") {
+  return ts::kernel(name, [](ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::Ptr<In> d_o, ts::Ptr<float> lse,
+                             ts::Ptr<float> delta, ts::Ptr<In> dq, ts::Int n, ts::Float scale) {
+    const auto [BM, BN, D, causal] = attention_meta();
+    auto head = ts::program_id(1) * n * D;
+    auto stats = ts::program_id(1) * n;
     auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
     auto dims = ts::arange(0, D);
-    auto q_tile = ts::load(q + head + rows.col() * D + dims.row(), rows.col() < n, 0);
-    auto scale_log2 = scale * 1.4426950408889634f;  // exp(x) = exp2(x * log2(e))
-    auto m = ts::full<float>({BM}, -inf);
-    auto l = ts::zeros<float>({BM});
-    auto acc = ts::zeros<float>({BM, D});
+    auto r_offs = head + rows.col() * D + dims.row();
+    auto q_tile = ts::load(q + r_offs, rows.col() < n, 0);  // BM x D
+    auto do_tile = ts::load(d_o + r_offs, rows.col() < n, 0);
+    auto lse_i = ts::load(lse + stats + rows, rows < n, 0.0f);
+    auto delta_i = ts::load(delta + stats + rows, rows < n, 0.0f);
+    auto dq_acc = ts::zeros<float>({BM, D});
+    auto scale_log2 = scale * kLog2e;
     auto keys_end = causal ? ts::minimum(n, (ts::program_id(0) + 1) * BM) : n;
     ts::for_range(0, keys_end, BN, [&](ts::Int j0) {
       auto keys = j0 + ts::arange(0, BN);
-      auto k_t = ts::load(k + head + keys.row() * D + dims.col(), keys.row() < n, 0);  // D x BN
-      auto seen = keys.row() < n;
+      auto t_offs = head + keys.row() * D + dims.col();  // D x BN
+      auto k_t = ts::load(k + t_offs, keys.row() < n, 0);
+      auto v_t = ts::load(v + t_offs, keys.row() < n, 0);
+      auto seen = (keys.row() < n) & (rows.col() < n);
       if (causal) seen = seen & (keys.row() <= rows.col());
-      // Key 0 is seen by every row from the first block on, so m is finite there and
-      // exp2(m - m_new) is never exp2(-inf - -inf).
-      auto scores = ts::where(seen, ts::dot(q_tile, k_t) * scale_log2, -inf);
-      auto m_new = ts::maximum(m, ts::max(scores, 1));
-      auto p = ts::exp2(scores - m_new.col());
-      auto alpha = ts::exp2(m - m_new);
-      l = l * alpha + ts::sum(p, 1);
-      auto v_tile = ts::load(v + head + keys.col() * D + dims.row(), keys.col() < n, 0);
-      acc = ts::dot(p.template to<In>(), v_tile, acc * alpha.col());
-      m = m_new;
+      auto p = ts::where(seen, ts::exp2(ts::dot(q_tile, k_t) * scale_log2 - lse_i.col()), 0.0f);  // BM x BN
+      auto ds = p * (ts::dot(do_tile, v_t) - delta_i.col());
+      auto k_tile = ts::load(k + head + keys.col() * D + dims.row(), keys.col() < n, 0);  // BN x D
+      dq_acc = ts::dot(ds.template to<In>(), k_tile, dq_acc);
     });
-    ts::store(o + head + rows.col() * D + dims.row(), (acc / l.col()).template to<In>(), rows.col() < n);
+    ts::store(dq + r_offs, (dq_acc * scale).template to<In>(), rows.col() < n);
   });
 }
 
@@ -82,6 +215,64 @@ inline ts::LaunchOptions attention_options(std::int64_t heads, std::int64_t n, s
           .num_warps = cfg.num_warps,
           .num_stages = cfg.num_stages,
           .executor = ex};
+}
+
+// The backward's tiles (dK/dV: BLOCK_N keys a program, BLOCK_M query rows a step; dQ and delta:
+// BLOCK_M rows a program, BLOCK_N keys a step): on 8 warps every dot has 128 rows, so that all of
+// them run on wgmma on sm_90a (two warpgroups of 64 rows), and ptxas 13.0 compiles each kernel
+// without spilling on sm_80 and sm_90a, causal or not. dK/dV holds two f32 [BLOCK_N, HEAD_D]
+// accumulators: at head_dim 128 it takes 16 query rows a step (190 registers on sm_90a, 255 on
+// sm_80; 32 rows spill on sm_80). Session 33; not yet measured on a GPU.
+struct AttentionBackwardConfig {
+  AttentionConfig dkdv, dq;
+};
+inline AttentionBackwardConfig attention_bwd_config(std::int64_t head_dim) {
+  const AttentionConfig dq{.block_m = 128, .block_n = 32, .num_warps = 8, .num_stages = 2};
+  const std::int64_t dkdv_rows = head_dim > 64 ? 16 : 32;
+  return {{.block_m = dkdv_rows, .block_n = 128, .num_warps = 8, .num_stages = 2}, dq};
+}
+
+// The backward kernels' launch: a program per BLOCK_M query rows (delta, dQ) or, with by_keys, per
+// BLOCK_N keys (dK and dV), and per head.
+inline ts::LaunchOptions attention_bwd_options(std::int64_t heads, std::int64_t n, std::int64_t head_dim, bool causal,
+                                               const AttentionConfig& cfg, bool by_keys,
+                                               ts::Executor ex = ts::Executor::Auto) {
+  ts::LaunchOptions o = attention_options(heads, n, head_dim, causal, cfg, ex);
+  const std::int64_t block = by_keys ? cfg.block_n : cfg.block_m;
+  o.grid = {(n + block - 1) / block, heads};
+  return o;
+}
+
+// The tensors of one attention forward and backward, [heads, n, head_dim] each (lse and delta:
+// [heads, n] f32), as ts::Buffers or host vectors: whatever the launch takes.
+template <class Tensor, class Stats>
+struct AttentionTensors {
+  Tensor &q, &k, &v, &o, &d_o, &dq, &dk, &dv;
+  Stats &lse, &delta;
+};
+
+// The forward for training (O and lse), then delta, dK/dV and dQ for dO, on one executor, in the
+// order a training step runs them. num_warps, when not 0, replaces every config's (the host tests
+// run each lowering).
+template <class In, class Tensor, class Stats>
+void attention_forward_backward(AttentionTensors<Tensor, Stats> t, std::int64_t heads, std::int64_t n,
+                                std::int64_t head_dim, float scale, bool causal, const AttentionConfig& fwd,
+                                const AttentionBackwardConfig& bwd, ts::Executor ex, int num_warps = 0) {
+  static auto forward = make_attention_fwd<In>();
+  static auto delta = make_attention_bwd_delta<In>();
+  static auto dkdv = make_attention_bwd_dkdv<In>();
+  static auto dq = make_attention_bwd_dq<In>();
+  auto warps = [&](ts::LaunchOptions o) {
+    if (num_warps != 0) o.num_warps = num_warps;
+    return o;
+  };
+  const auto nn = static_cast<std::int32_t>(n);
+  forward[warps(attention_options(heads, n, head_dim, causal, fwd, ex))](t.q, t.k, t.v, t.o, t.lse, nn, scale);
+  delta[warps(attention_bwd_options(heads, n, head_dim, causal, bwd.dq, false, ex))](t.o, t.d_o, t.delta, nn);
+  dkdv[warps(attention_bwd_options(heads, n, head_dim, causal, bwd.dkdv, true, ex))](t.q, t.k, t.v, t.d_o, t.lse,
+                                                                                   t.delta, t.dk, t.dv, nn, scale);
+  dq[warps(attention_bwd_options(heads, n, head_dim, causal, bwd.dq, false, ex))](t.q, t.k, t.v, t.d_o, t.lse, t.delta,
+                                                                                t.dq, nn, scale);
 }
 
 // Row i of head h of softmax(Q·Kᵀ·scale)·V in double from the same inputs, [heads, n, d]
@@ -122,6 +313,61 @@ std::vector<double> attention_reference(std::span<const In> q, std::span<const I
       o.insert(o.end(), row.begin(), row.end());
     }
   return o;
+}
+
+// dQ, dK and dV of softmax(Q·Kᵀ·scale)·V for the upstream gradient dO, in double from the
+// same inputs ([heads, n, d] row-major each), computed from the exact P and O.
+struct AttentionGradients {
+  std::vector<double> dq, dk, dv;
+};
+template <class In>
+AttentionGradients attention_backward_reference(std::span<const In> q, std::span<const In> k, std::span<const In> v,
+                                                std::span<const In> d_o, std::int64_t heads, std::int64_t n,
+                                                std::int64_t d, double scale, bool causal) {
+  const auto count = static_cast<std::size_t>(heads * n * d);
+  AttentionGradients g{std::vector<double>(count), std::vector<double>(count), std::vector<double>(count)};
+  auto at = [&](std::span<const In> t, std::int64_t h, std::int64_t row, std::int64_t col) {
+    return static_cast<double>(static_cast<float>(t[static_cast<std::size_t>((h * n + row) * d + col)]));
+  };
+  auto idx = [&](std::int64_t h, std::int64_t row, std::int64_t col) {
+    return static_cast<std::size_t>((h * n + row) * d + col);
+  };
+  std::vector<double> p(static_cast<std::size_t>(n)), dp(static_cast<std::size_t>(n));
+  for (std::int64_t h = 0; h < heads; ++h)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t keys = causal ? i + 1 : n;
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (std::int64_t j = 0; j < keys; ++j) {
+        double s = 0;
+        for (std::int64_t t = 0; t < d; ++t) s += at(q, h, i, t) * at(k, h, j, t);
+        p[static_cast<std::size_t>(j)] = s * scale;
+        mx = std::max(mx, s * scale);
+      }
+      for (std::int64_t j = 0; j < keys; ++j) sum += std::exp(p[static_cast<std::size_t>(j)] - mx);
+      for (std::int64_t j = 0; j < keys; ++j) p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - mx) / sum;
+      // delta = rowsum(O * dO) with O = P·V.
+      double delta = 0;
+      for (std::int64_t t = 0; t < d; ++t) {
+        double o = 0;
+        for (std::int64_t j = 0; j < keys; ++j) o += p[static_cast<std::size_t>(j)] * at(v, h, j, t);
+        delta += o * at(d_o, h, i, t);
+      }
+      for (std::int64_t j = 0; j < keys; ++j) {
+        double s = 0;
+        for (std::int64_t t = 0; t < d; ++t) s += at(d_o, h, i, t) * at(v, h, j, t);
+        dp[static_cast<std::size_t>(j)] = s;
+      }
+      for (std::int64_t j = 0; j < keys; ++j) {
+        const double pj = p[static_cast<std::size_t>(j)];
+        const double ds = pj * (dp[static_cast<std::size_t>(j)] - delta);
+        for (std::int64_t t = 0; t < d; ++t) {
+          g.dv[idx(h, j, t)] += pj * at(d_o, h, i, t);
+          g.dq[idx(h, i, t)] += scale * ds * at(k, h, j, t);
+          g.dk[idx(h, j, t)] += scale * ds * at(q, h, i, t);
+        }
+      }
+    }
+  return g;
 }
 
 }  // namespace tessera_examples

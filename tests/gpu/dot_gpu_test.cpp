@@ -10,11 +10,13 @@
 #include <catch2/catch.hpp>
 #include <tessera/tessera.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "examples/attention_kernels.hpp"
@@ -272,6 +274,76 @@ void check_gpu_attention() {
 TEST_CASE("GPU attention forward f16 matches a double reference", "[gpu][dot][attention]") { check_gpu_attention<ts::half>(); }
 TEST_CASE("GPU attention forward bf16 matches a double reference", "[gpu][dot][attention]") {
   check_gpu_attention<ts::bfloat16>();
+}
+
+namespace {
+
+// Attention backward (ex::attention_forward_backward: the forward with its lse, delta, dK/dV, dQ)
+// on the GPU against a double reference: causal and not, a sequence length no block divides,
+// head_dim 64 and 128 on attention_bwd_config (every dot on wgmma on sm_90a; mma.sync under
+// TESSERA_CUDA_ARCH=sm_80), and smaller blocks on 4 warps. P and dS are rounded to the element
+// type before the dots that take them: each gradient is held to a few units of its rounding of
+// the largest gradient, as the example holds it.
+template <class In>
+void check_gpu_attention_backward() {
+  struct Case {
+    std::int64_t heads, n, d;
+    bool causal, small_blocks;
+  };
+  const Case cases[] = {{2, 300, 64, false, false}, {2, 300, 64, true, false}, {2, 257, 128, true, false},
+                        {2, 257, 128, false, false}, {2, 130, 64, true, true}};
+  const double eps = std::is_same_v<In, ts::bfloat16> ? 0x1p-8 : 0x1p-11;
+  for (const Case& c : cases) {
+    INFO("heads " << c.heads << " n " << c.n << " head_dim " << c.d << (c.causal ? " causal" : "")
+                  << (c.small_blocks ? ", 64x32 blocks on 4 warps" : ""));
+    std::mt19937 rng(static_cast<std::uint32_t>(c.n * c.d + 1));
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    const auto count = static_cast<std::size_t>(c.heads * c.n * c.d), rows = static_cast<std::size_t>(c.heads * c.n);
+    std::vector<In> hq(count), hk(count), hv(count), hdo(count);
+    for (auto* t : {&hq, &hk, &hv, &hdo})
+      for (auto& x : *t) x = In(dist(rng));
+    const auto on = ts::Executor::Cuda;
+    auto buffer = [&](const std::vector<In>& h) { return ts::Buffer<In>::from_host(h, on); };
+    auto poison = [&] { return buffer(std::vector<In>(count, In(std::numeric_limits<float>::quiet_NaN()))); };
+    auto stats = [&] { return ts::Buffer<float>::from_host(std::vector<float>(rows, std::numeric_limits<float>::quiet_NaN()), on); };
+    auto q = buffer(hq), k = buffer(hk), v = buffer(hv), d_o = buffer(hdo);
+    auto o = poison(), dq = poison(), dk = poison(), dv = poison();
+    auto lse = stats(), delta = stats();
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+    const ex::AttentionConfig small{.block_m = 64, .block_n = 32, .num_warps = 4, .num_stages = 2};
+    ex::attention_forward_backward<In>(ex::AttentionTensors<ts::Buffer<In>, ts::Buffer<float>>{q, k, v, o, d_o, dq, dk, dv,
+                                                                                              lse, delta},
+                                       c.heads, c.n, c.d, scale, c.causal,
+                                       c.small_blocks ? small : ex::attention_config(c.d),
+                                       c.small_blocks ? ex::AttentionBackwardConfig{small, small}
+                                                      : ex::attention_bwd_config(c.d),
+                                       on);
+    ts::synchronize(on);
+    const auto want = ex::attention_backward_reference<In>(hq, hk, hv, hdo, c.heads, c.n, c.d, scale, c.causal);
+    const std::pair<const char*, std::pair<std::vector<In>, const std::vector<double>*>> grads[] = {
+        {"dQ", {dq.to_host(), &want.dq}}, {"dK", {dk.to_host(), &want.dk}}, {"dV", {dv.to_host(), &want.dv}}};
+    for (const auto& [name, g] : grads) {
+      double largest = 0, worst = 0;
+      for (double x : *g.second) largest = std::max(largest, std::abs(x));
+      std::int64_t bad = 0;  // a NaN (an element never written) counts as off
+      for (std::size_t i = 0; i < count; ++i) {
+        const double err = std::abs(static_cast<double>(static_cast<float>(g.first[i])) - (*g.second)[i]);
+        worst = std::max(worst, err);
+        bad += !(err <= 4 * eps * largest);
+      }
+      INFO(name << ": worst error " << worst << " against a largest gradient of " << largest);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("GPU attention backward f16 matches a double reference", "[gpu][dot][attention]") {
+  check_gpu_attention_backward<ts::half>();
+}
+TEST_CASE("GPU attention backward bf16 matches a double reference", "[gpu][dot][attention]") {
+  check_gpu_attention_backward<ts::bfloat16>();
 }
 
 TEST_CASE("GPU split-K matmul (partial products, then their sum in slice order) matches the interpreter", "[gpu][dot]") {

@@ -2,7 +2,8 @@
 // the first dot's accumulator reduced along its rows (max, sum), rescaled, exponentiated and cast
 // as the second dot's left operand, in every lowering of the dots (4 and 8 warps: wgmma, 1 and 2:
 // mma.sync, warps of 64: fma loops), causal and not, num_stages 1 to 3, a sequence length no block
-// divides, and against a double-precision reference.
+// divides, and against a double-precision reference. The backward (the forward with its lse, delta,
+// dK/dV, dQ: four dots a step, two of them on a computed left operand) the same way.
 #include "examples/attention_kernels.hpp"
 #include "host_test_util.hpp"
 
@@ -45,6 +46,54 @@ void check_attention(bool causal, int num_stages) {
                       std::span<const int>(std::array{1, 2, 4, 8}), std::span<const int>(std::array{1, 4}));
 }
 
+// dQ, dK and dV (concatenated) of the four backward kernels run on one executor.
+template <class In>
+std::vector<In> attention_gradients(ts::Executor e, int warps, std::vector<In> q, std::vector<In> k, std::vector<In> v,
+                                    std::vector<In> d_o, std::int64_t heads, std::int64_t n, std::int64_t d,
+                                    bool causal, const ex::AttentionConfig& cfg) {
+  const auto count = static_cast<std::size_t>(heads * n * d), rows = static_cast<std::size_t>(heads * n);
+  auto o = poisoned<In>(count), dq = poisoned<In>(count), dk = poisoned<In>(count), dv = poisoned<In>(count);
+  auto lse = poisoned<float>(rows), delta = poisoned<float>(rows);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  ex::attention_forward_backward<In>(
+      ex::AttentionTensors<std::vector<In>, std::vector<float>>{q, k, v, o, d_o, dq, dk, dv, lse, delta}, heads, n, d,
+      scale, causal, cfg, {cfg, cfg}, e, warps);
+  std::vector<In> grads = dq;
+  grads.insert(grads.end(), dk.begin(), dk.end());
+  grads.insert(grads.end(), dv.begin(), dv.end());
+  return grads;
+}
+
+template <class In>
+void check_attention_backward(bool causal, int num_stages) {
+  constexpr std::int64_t heads = 2, n = 100, d = 32;
+  const ex::AttentionConfig cfg{.block_m = 64, .block_n = 32, .num_stages = num_stages};
+  std::mt19937 rng(kSeed);
+  const auto count = static_cast<std::size_t>(heads * n * d);
+  const auto q = random_values<In>(count, rng, -1, 1), k = random_values<In>(count, rng, -1, 1),
+             v = random_values<In>(count, rng, -1, 1), d_o = random_values<In>(count, rng, -1, 1);
+  auto run = [&](ts::Executor e, int warps) { return attention_gradients<In>(e, warps, q, k, v, d_o, heads, n, d, causal, cfg); };
+  const auto ref = ex::attention_backward_reference<In>(q, k, v, d_o, heads, n, d, 1.0 / std::sqrt(double(d)), causal);
+  std::vector<double> want = ref.dq;
+  want.insert(want.end(), ref.dk.begin(), ref.dk.end());
+  want.insert(want.end(), ref.dv.begin(), ref.dv.end());
+  double largest = 0;
+  for (double x : want) largest = std::max(largest, std::abs(x));
+  // P and dS are rounded to In before the dots that take them, and the gradients when stored;
+  // the lanes add in another order than the interpreter: a few units of In's rounding of the
+  // largest gradient bound both differences.
+  const double eps = std::is_same_v<In, ts::bfloat16> ? 0x1p-8 : 0x1p-11;
+  against_interpreter(std::string("attention backward ") + (causal ? "causal" : "full"), run,
+                      [&](const std::string& what, const std::vector<In>& got, const std::vector<In>& interp) {
+                        expect_match(what, got, interp, [&](std::size_t, double) { return 2 * eps * largest; });
+                        std::vector<In> rounded;
+                        for (double x : want) rounded.push_back(In(static_cast<float>(x)));
+                        expect_match(what + " (interpreter vs double reference)", interp, rounded,
+                                     [&](std::size_t, double) { return 4 * eps * largest; });
+                      },
+                      std::span<const int>(std::array{1, 2, 4, 8}), std::span<const int>(std::array{1, 4}));
+}
+
 }  // namespace
 
 TEST_CASE("attention forward f16 on the host targets matches the interpreter", "[host][dot][attention]") {
@@ -55,4 +104,14 @@ TEST_CASE("attention forward f16 on the host targets matches the interpreter", "
 TEST_CASE("attention forward bf16 on the host targets matches the interpreter", "[host][dot][attention]") {
   check_attention<ts::bfloat16>(false, 3);
   check_attention<ts::bfloat16>(true, 2);
+}
+
+TEST_CASE("attention backward f16 on the host targets matches the interpreter", "[host][dot][attention]") {
+  check_attention_backward<ts::half>(false, 2);
+  check_attention_backward<ts::half>(true, 1);
+}
+
+TEST_CASE("attention backward bf16 on the host targets matches the interpreter", "[host][dot][attention]") {
+  check_attention_backward<ts::bfloat16>(false, 3);
+  check_attention_backward<ts::bfloat16>(true, 2);
 }
