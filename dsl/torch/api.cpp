@@ -47,4 +47,9 @@ at::Tensor matmul(T a, T b) {
   return h.call(a, b);
 }
 
+at::Tensor attention(T q, T k, T v, bool causal, std::optional<double> scale) {
+  static auto h = op_handle<at::Tensor(T, T, T, bool, c10::optional<double>)>("tessera::attention");
+  return h.call(q, k, v, causal, scale.has_value() ? c10::optional<double>(*scale) : c10::nullopt);
+}
+
 }  // namespace tessera::torch

@@ -8,6 +8,7 @@
 // for them on meta tensors).
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <cmath>
 #include <vector>
 
 #include "dsl/torch/dispatch.hpp"
@@ -186,7 +187,47 @@ struct MatmulFn : ::torch::autograd::Function<MatmulFn> {
   }
 };
 
+Tensor2 call_attention_fwd(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale) {
+  static auto h = op_handle<Tensor2(const Tensor&, const Tensor&, const Tensor&, bool, double)>("tessera::attention_fwd");
+  return h.call(q, k, v, causal, scale);
+}
+
+// softmax(q·kᵀ·scale)·v's default scale: 1 / sqrt(head_dim), as torch's scaled_dot_product_attention.
+double attention_scale(const Tensor& q, c10::optional<double> scale) {
+  return scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+}
+
+struct AttentionFn : ::torch::autograd::Function<AttentionFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
+                        c10::optional<double> scale) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    const double sc = attention_scale(q, scale);
+    auto [o, lse] = call_attention_fwd(q, k, v, causal, sc);
+    ctx->save_for_backward({q, k, v, o, lse});
+    ctx->saved_data["causal"] = causal;
+    ctx->saved_data["scale"] = sc;
+    return o;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    refuse_double_backward("attention");
+    at::AutoDispatchBelowADInplaceOrView guard;
+    static auto h = op_handle<Tensor3(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                      const Tensor&, bool, double)>("tessera::attention_bwd");
+    const auto s = ctx->get_saved_variables();
+    auto [dq, dk, dv] = h.call(grads[0], s[0], s[1], s[2], s[3], s[4], ctx->saved_data["causal"].toBool(),
+                               ctx->saved_data["scale"].toDouble());
+    return {dq, dk, dv, Tensor(), Tensor()};
+  }
+};
+
 }  // namespace
+
+Tensor attention_autograd(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, c10::optional<double> scale) {
+  return AttentionFn::apply(q, k, v, causal, scale);
+}
+Tensor attention_plain(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, c10::optional<double> scale) {
+  return std::get<0>(call_attention_fwd(q, k, v, causal, attention_scale(q, scale)));
+}
 
 Tensor matmul_autograd(const Tensor& a, const Tensor& b) { return MatmulFn::apply(a, b); }
 Tensor matmul_plain(const Tensor& a, const Tensor& b) { return call_matmul_fwd(a, b); }

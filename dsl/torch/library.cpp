@@ -1,8 +1,8 @@
 // The tessera namespace of PyTorch ops: schemas and the kernel registered for each dispatch key.
 // Loading libtessera_torch.so registers them (torch.ops.load_library in Python; linking it in
 // C++). Public ops (differentiable): layer_norm, rms_norm, softmax, cross_entropy, bias_gelu,
-// dropout, matmul. Internal ops (what their autograd formulas call, each with a meta kernel so that
-// torch.compile traces through): *_fwd, *_bwd.
+// dropout, matmul, attention. Internal ops (what their autograd formulas call, each with a meta
+// kernel so that torch.compile traces through): *_fwd, *_bwd.
 #include <torch/library.h>
 
 #include "dsl/torch/ops.hpp"
@@ -17,6 +17,7 @@ TORCH_LIBRARY(tessera, m) {
   m.def("bias_gelu(Tensor x, Tensor bias) -> Tensor");
   m.def("dropout(Tensor x, float p, int seed) -> Tensor");
   m.def("matmul(Tensor a, Tensor b) -> Tensor");
+  m.def("attention(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None) -> Tensor");
 
   m.def("layer_norm_fwd(Tensor x, Tensor weight, Tensor bias, float eps) -> (Tensor, Tensor, Tensor)");
   m.def("layer_norm_bwd(Tensor dy, Tensor x, Tensor weight, Tensor mean, Tensor rstd) -> (Tensor, Tensor, Tensor)");
@@ -29,6 +30,9 @@ TORCH_LIBRARY(tessera, m) {
   m.def("bias_gelu_fwd(Tensor x, Tensor bias) -> Tensor");
   m.def("bias_gelu_bwd(Tensor dy, Tensor x, Tensor bias) -> (Tensor, Tensor)");
   m.def("matmul_fwd(Tensor a, Tensor b) -> Tensor");
+  m.def("attention_fwd(Tensor q, Tensor k, Tensor v, bool causal, float scale) -> (Tensor, Tensor)");
+  m.def("attention_bwd(Tensor dout, Tensor q, Tensor k, Tensor v, Tensor out, Tensor lse, bool causal, float scale) -> "
+        "(Tensor, Tensor, Tensor)");
 }
 
 // A tessera launch follows its tensors (CPU memory: the interpreter; CUDA memory: that GPU, on
@@ -45,7 +49,9 @@ TORCH_LIBRARY(tessera, m) {
   m.impl("bias_gelu_fwd", &tt::bias_gelu_fwd);      \
   m.impl("bias_gelu_bwd", &tt::bias_gelu_bwd);      \
   m.impl("dropout", &tt::dropout);                  \
-  m.impl("matmul_fwd", &tt::matmul_fwd)
+  m.impl("matmul_fwd", &tt::matmul_fwd);            \
+  m.impl("attention_fwd", &tt::attention_fwd);      \
+  m.impl("attention_bwd", &tt::attention_bwd)
 
 TORCH_LIBRARY_IMPL(tessera, CPU, m) { TESSERA_DEVICE_KERNELS(m); }
 TORCH_LIBRARY_IMPL(tessera, CUDA, m) { TESSERA_DEVICE_KERNELS(m); }
@@ -63,6 +69,8 @@ TORCH_LIBRARY_IMPL(tessera, Meta, m) {
   m.impl("bias_gelu_bwd", &tt::bias_gelu_bwd_meta);
   m.impl("dropout", &tt::dropout_meta);
   m.impl("matmul_fwd", &tt::matmul_fwd_meta);
+  m.impl("attention_fwd", &tt::attention_fwd_meta);
+  m.impl("attention_bwd", &tt::attention_bwd_meta);
 }
 
 TORCH_LIBRARY_IMPL(tessera, Autograd, m) {
@@ -73,6 +81,7 @@ TORCH_LIBRARY_IMPL(tessera, Autograd, m) {
   m.impl("bias_gelu", &tt::bias_gelu_autograd);
   m.impl("dropout", &tt::dropout_autograd);
   m.impl("matmul", &tt::matmul_autograd);
+  m.impl("attention", &tt::attention_autograd);
 }
 
 // Below autograd the public ops are their forward ops (for every backend, meta included).
@@ -83,4 +92,5 @@ TORCH_LIBRARY_IMPL(tessera, CompositeExplicitAutograd, m) {
   m.impl("cross_entropy", &tt::cross_entropy_plain);
   m.impl("bias_gelu", &tt::bias_gelu_plain);
   m.impl("matmul", &tt::matmul_plain);
+  m.impl("attention", &tt::attention_plain);
 }

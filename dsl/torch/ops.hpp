@@ -61,6 +61,21 @@ at::Tensor dropout_meta(const at::Tensor& x, double p, std::int64_t seed);
 at::Tensor matmul_fwd(const at::Tensor& a, const at::Tensor& b);
 at::Tensor matmul_fwd_meta(const at::Tensor& a, const at::Tensor& b);
 
+// attention_fwd(q, k, v, causal, scale) -> (o, lse [..., n] f32); attention_bwd(do, q, k, v, o, lse,
+// causal, scale) -> (dq, dk, dv). q, k, v: [..., n, head_dim], f16 or bf16.
+std::tuple<at::Tensor, at::Tensor> attention_fwd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                 bool causal, double scale);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_bwd(const at::Tensor& d_o, const at::Tensor& q,
+                                                             const at::Tensor& k, const at::Tensor& v,
+                                                             const at::Tensor& o, const at::Tensor& lse, bool causal,
+                                                             double scale);
+std::tuple<at::Tensor, at::Tensor> attention_fwd_meta(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                      bool causal, double scale);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_bwd_meta(const at::Tensor& d_o, const at::Tensor& q,
+                                                                  const at::Tensor& k, const at::Tensor& v,
+                                                                  const at::Tensor& o, const at::Tensor& lse,
+                                                                  bool causal, double scale);
+
 // The public ops, differentiable: the Autograd kernels and the kernels below autograd
 // (CompositeExplicitAutograd: they call the internal ops above through the dispatcher).
 at::Tensor layer_norm_autograd(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps);
@@ -76,5 +91,9 @@ at::Tensor bias_gelu_plain(const at::Tensor& x, const at::Tensor& bias);
 at::Tensor dropout_autograd(const at::Tensor& x, double p, std::int64_t seed);
 at::Tensor matmul_autograd(const at::Tensor& a, const at::Tensor& b);
 at::Tensor matmul_plain(const at::Tensor& a, const at::Tensor& b);
+at::Tensor attention_autograd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
+                              c10::optional<double> scale);
+at::Tensor attention_plain(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
+                           c10::optional<double> scale);
 
 }  // namespace tessera::torch_ops

@@ -19,6 +19,9 @@ same inputs (upcast), then cast to the op's output dtype:
   matmul(a, b)                              a @ b for 2-D a [M, K], b [K, N] (any strides)
   dropout(x, p, seed)                       keep with probability 1-p, scale kept by 1/(1-p); the
                                             mask is a function of (seed, element index) alone
+  attention(q, k, v, causal=False, scale=None)
+                                            softmax(q @ k^T * scale [causal mask]) @ v in float32;
+                                            float16 and bfloat16 only, on cpu too
 
 Dtypes: float32 on cpu (a slow interpreter there, so the shapes are tiny); float32, float16 and
 bfloat16 on cuda. For every op, dtype and shape (2-D and 3-D inputs, odd and non-power-of-two
@@ -53,7 +56,7 @@ import zlib
 import torch
 import torch.nn.functional as F
 
-OPS = ("layer_norm", "rms_norm", "softmax", "cross_entropy", "bias_gelu", "dropout", "matmul")
+OPS = ("layer_norm", "rms_norm", "softmax", "cross_entropy", "bias_gelu", "dropout", "matmul", "attention")
 
 # (rtol, atol) by dtype; atol is relative to max|ref| of the compared tensor.
 TOL = {
@@ -384,6 +387,36 @@ def check_matmul(rep, device, dtype):
                     TOL[dtype], TOL[dtype], dtype)
 
 
+def ref_attention(q, k, v, causal, scale):
+    s = (q @ k.transpose(-1, -2)) * scale
+    if causal:
+        n = q.shape[-2]
+        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device=q.device).tril(), float("-inf"))
+    return torch.softmax(s, -1) @ v
+
+
+def check_attention(rep, device, dtype):
+    """float16 and bfloat16 only (the kernels' dots take 16-bit operands), on the CPU too."""
+    # ([..., n, head_dim], causal, scale or None for 1/sqrt(head_dim))
+    if device == "cpu":
+        cases = [((1, 2, 40, 16), False, None), ((2, 1, 33, 32), True, 0.3)]
+    else:
+        cases = [((2, 4, 300, 64), False, None), ((2, 4, 300, 64), True, None), ((1, 2, 257, 128), True, 0.1),
+                 ((3, 130, 32), False, None)]
+    for shape, causal, scale in cases:
+        label = f"{shape_str(shape)}" + (" causal" if causal else "") + ("" if scale is None else f" scale={scale}")
+        rnd = Rand(f"attention {label} {dtype}", device)
+        q, k, v = (rnd.randn(shape, dtype) for _ in range(3))
+        sc = scale if scale is not None else shape[-1] ** -0.5
+        if scale is None:
+            tess = lambda q, k, v: T().attention(q, k, v, causal)  # noqa: E731 - the schema's default scale
+        else:
+            tess = lambda q, k, v: T().attention(q, k, v, causal, scale)  # noqa: E731
+        ref = lambda q, k, v: ref_attention(q, k, v, causal, sc)  # noqa: E731
+        fwd_bwd(rep, "attention", dtype, label, tess, ref, ["q", "k", "v"], [q, k, v], ["q", "k", "v"], rnd,
+                TOL[dtype], TOL[dtype], dtype)
+
+
 def check_cross_entropy(rep, device, dtype):
     # (M, V, ignore_index or None for the schema's default, label)
     if device == "cpu":
@@ -605,6 +638,14 @@ def check_errors(rep, device):
             lambda: expect_runtime_error(lambda: T().matmul(x3, x2.t())))
     rep.run("matmul", dt, "error: operands of two dtypes",
             lambda: expect_runtime_error(lambda: T().matmul(x2, x2.t().to(torch.float16))))
+    h = rnd.randn((1, 2, 8, 16), torch.float16)
+    rep.run("attention", torch.float16, "error: float32 q",
+            lambda: expect_runtime_error(lambda: T().attention(h.float(), h.float(), h.float())))
+    h24 = rnd.randn((1, 2, 8, 24), torch.float16)
+    rep.run("attention", torch.float16, "error: head_dim 24",
+            lambda: expect_runtime_error(lambda: T().attention(h24, h24, h24)))
+    rep.run("attention", torch.float16, "error: k of another sequence length",
+            lambda: expect_runtime_error(lambda: T().attention(h, h[:, :, :4], h)))
     rep.run("cross_entropy", dt, "error: target of length M-1",
             lambda: expect_runtime_error(lambda: T().cross_entropy(x2, rnd.randint(33, (3,)), -100)))
 
@@ -621,7 +662,9 @@ def meta_cases(dtype):
         ("bias_gelu", lambda: [m(2, 3, 33), m(33)], [0, 1], (2, 3, 33), dtype),
         ("dropout", lambda: [m(2, 3, 33), 0.1, 1234], [0], (2, 3, 33), dtype),
         ("matmul", lambda: [m(5, 33), m(33, 7)], [0, 1], (5, 7), dtype),
-    ]
+    ] + ([] if dtype == torch.float32 else
+         [("attention", lambda: [m(2, 3, 40, 32), m(2, 3, 40, 32), m(2, 3, 40, 32), True], [0, 1, 2], (2, 3, 40, 32),
+           dtype)])
 
 
 def check_meta(rep, dtype):
@@ -669,6 +712,10 @@ def opcheck_samples(device):
         "bias_gelu": [(r((4, 96), f32), r((96,), f32)), (r((2, 3, 33), dt2), r((33,), dt2))],
         "dropout": [(r((4, 96), f32), 0.1, 1234), (r((2, 3, 33), dt2), 0.5, 7)],
         "matmul": [(r((32, 48), f32), r((48, 40), f32)), (r((33, 17), dt2), r((17, 65), dt2))],
+        "attention": [(r((1, 2, 40, 16), torch.float16), r((1, 2, 40, 16), torch.float16),
+                       r((1, 2, 40, 16), torch.float16), True),
+                      (r((2, 33, 32), torch.bfloat16), r((2, 33, 32), torch.bfloat16), r((2, 33, 32), torch.bfloat16),
+                       False, 0.2)],
     }
 
 
@@ -731,6 +778,8 @@ def main(argv=None):
         check_bias_gelu(rep, device, dtype)
         check_dropout(rep, device, dtype, masks_f32)
         check_matmul(rep, device, dtype)
+    for dtype in (torch.float16, torch.bfloat16):
+        check_attention(rep, device, dtype)
     check_errors(rep, device)
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
         check_meta(rep, dtype)

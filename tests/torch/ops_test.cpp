@@ -7,6 +7,7 @@
 #include <tessera/torch_ops.hpp>
 #include <torch/csrc/autograd/autograd.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -136,6 +137,26 @@ TEST_CASE("tessera::matmul matches at::matmul, values and gradients, with a tran
   const auto rg = grads_of(rc, dc, {ra, rb});
   CHECK(max_error(g[0], rg[0]) < 1e-5);
   CHECK(max_error(g[1], rg[1]) < 1e-5);
+}
+
+TEST_CASE("tessera::attention matches softmax(q·kᵀ·scale)·v in f32, causal, values and gradients", "[torch_ops]") {
+  at::manual_seed(9);
+  const at::Tensor q = leaf(at::randn({2, 3, 40, 16}).to(at::kHalf)), k = leaf(at::randn({2, 3, 40, 16}).to(at::kHalf)),
+                   v = leaf(at::randn({2, 3, 40, 16}).to(at::kHalf));
+  const at::Tensor rq = leaf(q.to(at::kFloat)), rk = leaf(k.to(at::kFloat)), rv = leaf(v.to(at::kFloat));
+  const at::Tensor o = tt::attention(q, k, v, /*causal=*/true);
+  const at::Tensor future = at::ones({40, 40}, at::kBool).triu(1);
+  const at::Tensor ro =
+      at::softmax(at::matmul(rq, rk.transpose(-1, -2)).mul(0.25).masked_fill(future, -INFINITY), -1).matmul(rv);
+  CHECK(o.scalar_type() == at::kHalf);
+  CHECK(max_error(o, ro) < 2e-3);  // |o| <= max |v| ~ 4: a few f16 roundings
+  const at::Tensor d_o = at::randn_like(ro);
+  const auto g = grads_of(o, d_o.to(at::kHalf), {q, k, v});
+  const auto rg = grads_of(ro, d_o, {rq, rk, rv});
+  for (int i = 0; i < 3; ++i) {
+    INFO("gradient " << i);
+    CHECK(max_error(g[i], rg[i]) < 1e-2 * rg[i].abs().max().item<double>());
+  }
 }
 
 TEST_CASE("tessera::dropout: a mask of (seed, index), kept values scaled, the same mask in the backward pass",

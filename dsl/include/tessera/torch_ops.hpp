@@ -13,6 +13,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "tessera/export.hpp"
 
@@ -40,5 +41,12 @@ TESSERA_API at::Tensor dropout(const at::Tensor& x, double p, std::int64_t seed)
 // a·b for 2-D a [M, K] and b [K, N] of one float dtype (any strides), on tensor cores on NVIDIA
 // GPUs; float32 uses TF32 only where PyTorch's torch.backends.cuda.matmul.allow_tf32 says so.
 TESSERA_API at::Tensor matmul(const at::Tensor& a, const at::Tensor& b);
+
+// softmax(q·kᵀ·scale)·v over q, k, v of one shape [..., n, head_dim] (the leading dimensions are
+// batch and heads), float16 or bfloat16, head_dim a power of two from 16 to 128; with causal, key
+// j is seen by query i only if j <= i. scale defaults to 1 / sqrt(head_dim), as
+// torch's scaled_dot_product_attention. FlashAttention-2's forward and backward.
+TESSERA_API at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal = false,
+                                 std::optional<double> scale = std::nullopt);
 
 }  // namespace tessera::torch
