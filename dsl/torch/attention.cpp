@@ -34,11 +34,6 @@ void check_attention_inputs(const at::Tensor& q, const at::Tensor& k, const at::
               " elements per tensor (2^31 or more) is not supported (the kernels use 32-bit offsets)");
 }
 
-// One f32 per row of q ([..., n]): the forward's lse, the backward's delta.
-at::Tensor per_row_stats(const at::Tensor& q) {
-  return at::empty_like(q.select(-1, 0), q.options().dtype(at::kFloat), at::MemoryFormat::Contiguous);
-}
-
 struct AttentionShape {
   std::int64_t heads, n, d;
 };
@@ -60,7 +55,7 @@ std::tuple<at::Tensor, at::Tensor> attention_fwd(const at::Tensor& q_in, const a
                                                  bool causal, double scale) {
   check_attention_inputs(q_in, k_in, v_in, "attention");
   const at::Tensor q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
-  at::Tensor o = contiguous_like(q), lse = per_row_stats(q);
+  at::Tensor o = contiguous_like(q), lse = per_row_f32(q);
   const AttentionShape s = attention_shape(q);
   if (s.heads == 0) return {o, lse};
   dispatch_16bit(q.scalar_type(), [&]<class T>(T) {
@@ -110,7 +105,7 @@ std::tuple<at::Tensor, at::Tensor> attention_fwd_meta(const at::Tensor& q, const
                                                       bool, double) {
   check_same_dtype(q, k, "attention", "k");
   check_same_dtype(q, v, "attention", "v");
-  return {contiguous_like(q), per_row_stats(q)};
+  return {contiguous_like(q), per_row_f32(q)};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_bwd_meta(const at::Tensor&, const at::Tensor& q,

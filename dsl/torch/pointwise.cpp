@@ -60,7 +60,8 @@ std::tuple<at::Tensor, at::Tensor> bias_gelu_bwd(const at::Tensor& dy_in, const 
   if (r.cols == 0) return {dx, dbias};
   if (r.rows == 0) return {dx, dbias.zero_()};
   ts::LaunchOptions opts = bias_gelu_options(x, r.rows, r.cols);
-  const std::int64_t row_blocks = opts.grid.resolve(opts.meta)[0], col_blocks = opts.grid.resolve(opts.meta)[1];
+  const auto blocks = opts.grid.resolve(opts.meta);
+  const std::int64_t row_blocks = blocks[0], col_blocks = blocks[1];
   const std::int64_t programs = bias_gelu_bwd_programs(row_blocks, col_blocks, executor_of(x));
   opts.grid = {programs, col_blocks};
   at::Tensor partial = at::empty({programs, r.cols}, x.options().dtype(at::kFloat));
