@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include <tessera/tessera.hpp>
@@ -218,15 +219,28 @@ inline ts::LaunchOptions attention_options(std::int64_t heads, std::int64_t n, s
 }
 
 // The backward's tiles (dK/dV: BLOCK_N keys a program, BLOCK_M query rows a step; dQ and delta:
-// BLOCK_M rows a program, BLOCK_N keys a step): on 8 warps every dot has 128 rows, so that all of
-// them run on wgmma on sm_90a (two warpgroups of 64 rows), and ptxas 13.0 compiles each kernel
-// without spilling on sm_80 and sm_90a, causal or not. dK/dV holds two f32 [BLOCK_N, HEAD_D]
-// accumulators: at head_dim 128 it takes 16 query rows a step (190 registers on sm_90a, 255 on
-// sm_80; 32 rows spill on sm_80). Session 33; not yet measured on a GPU.
+// BLOCK_M rows a program, BLOCK_N keys a step), by the target the kernels compile for
+// (ts::target_name()). dK/dV holds two f32 [BLOCK_N, HEAD_D] accumulators.
+// - sm_90a: dK/dV on 32x64 blocks and 4 warps (one warpgroup; every dot has 64 rows, on wgmma),
+//   dQ on 128 rows and 8 warps, 32 keys a step at head_dim 128 (64 when causal), else 64.
+//   Measured on an H100 (session 34, tests/bench/torch_attention_bench.py --profile, fp16
+//   B4 H32 N4096 D128 / bf16 causal): dK/dV 5.43 / 3.36 ms against 8.30 / 5.00 on 16x128/w8
+//   and 6.35 / 4.05 on 32x128/w8; at D64 3.15 ms against 4.94 on 32x128/w8 and 3.58 on 64x64/w4.
+//   dQ at D128 3.21 ms on 128x32/w8/s2 and 4.26 on 128x64/w8/s3, but causal 3.13 and 2.47; at D64
+//   1.92 on 128x64/w8/s2 against 2.29 on 128x32.
+// - elsewhere (sm_80, the host targets, the interpreter): 8 warps, every dot of 128 rows, and
+//   16 query rows a step for dK/dV at head_dim 128 (32 spill on sm_80: 255 registers at 16).
+// ptxas 13.0 compiles each without spilling, on sm_80 and sm_90a, causal or not
+// (tests/pipeline/codegen_attention_test.cpp).
 struct AttentionBackwardConfig {
   AttentionConfig dkdv, dq;
 };
-inline AttentionBackwardConfig attention_bwd_config(std::int64_t head_dim) {
+inline AttentionBackwardConfig attention_bwd_config(std::int64_t head_dim, bool causal, std::string_view target) {
+  if (target == "sm_90a") {
+    const std::int64_t dq_keys = head_dim > 64 && !causal ? 32 : 64;
+    return {{.block_m = 32, .block_n = 64, .num_warps = 4, .num_stages = 2},
+            {.block_m = 128, .block_n = dq_keys, .num_warps = 8, .num_stages = dq_keys == 64 && head_dim > 64 ? 3 : 2}};
+  }
   const AttentionConfig dq{.block_m = 128, .block_n = 32, .num_warps = 8, .num_stages = 2};
   const std::int64_t dkdv_rows = head_dim > 64 ? 16 : 32;
   return {{.block_m = dkdv_rows, .block_n = 128, .num_warps = 8, .num_stages = 2}, dq};

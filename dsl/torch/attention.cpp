@@ -84,7 +84,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_bwd(const at::Tensor& d
   const AttentionShape s = attention_shape(q);
   if (s.heads == 0) return {dq, dk, dv};
   at::Tensor delta = at::empty_like(lse);
-  const ex::AttentionBackwardConfig cfg = ex::attention_bwd_config(s.d);
+  const ex::AttentionBackwardConfig cfg = ex::attention_bwd_config(s.d, causal, ts::target_name(executor_of(q)));
   auto options = [&](const ex::AttentionConfig& c, bool by_keys) {
     return ts::torch::options_for(q, ex::attention_bwd_options(s.heads, s.n, s.d, causal, c, by_keys));
   };

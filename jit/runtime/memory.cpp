@@ -1,10 +1,11 @@
 // Memory of an executor, for tessera::Buffer, and the device queries beside it (synchronize,
-// multiprocessor_count).
+// multiprocessor_count, target_name).
 #include <cstdlib>
 #include <cstring>
 
 #include "backends/cuda/cuda_driver.hpp"
 #include "backends/hip/hip_driver.hpp"
+#include "jit/runtime/build.hpp"
 #include "tessera/buffer.hpp"
 #include "tessera/runtime.hpp"
 
@@ -98,6 +99,16 @@ int multiprocessor_count(Executor ex) {
     case Executor::Cuda: return cuda::CudaDriver::require().device_attribute(cuda::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     case Executor::Hip: return hip::HipDriver::require().multiprocessor_count();
     default: return 1;
+  }
+}
+
+std::string target_name(Executor ex) {
+  switch (detail::resolve(ex)) {
+    case Executor::Cuda: return runtime::cuda_target_name();
+    case Executor::Hip: return runtime::hip_target_name();
+    case Executor::Host: return "host";
+    case Executor::Host64: return "host64";
+    default: return "interpreter";
   }
 }
 

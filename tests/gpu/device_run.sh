@@ -34,7 +34,7 @@ export TESSERA_CACHE_DIR=$(mktemp -d)
 if step examples; then
 echo "== examples on the GPU"
 : > $OUT/examples.log
-for e in vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax matmul matmul_fused attention; do
+for e in vector_add fused_elu broadcast_2d softmax layer_norm layer_norm_bwd rms_norm_bwd online_softmax matmul matmul_fused attention attention_bwd; do
   $e 2>&1 | tee -a $OUT/examples.log
   rc=${PIPESTATUS[0]}
   (( rc == 0 )) || fail "example $e (exit $rc)"
@@ -154,6 +154,10 @@ if bash tests/gpu/build_torch_ops.sh > $OUT/torch_build.log 2>&1; then
   python3 tests/bench/torch_matmul_bench.py --lib $TLIB > $OUT/torch_matmul_bench.log 2>&1 \
     || fail "tests/bench/torch_matmul_bench.py (see $OUT/torch_matmul_bench.log)"
   tail -8 $OUT/torch_matmul_bench.log
+  echo "== tests/bench/torch_attention_bench.py: tessera::attention against SDPA, forward and backward"
+  python3 tests/bench/torch_attention_bench.py --lib $TLIB ${ATTENTION_BENCH_ARGS:-} > $OUT/torch_attention_bench.log 2>&1 \
+    || fail "tests/bench/torch_attention_bench.py (see $OUT/torch_attention_bench.log)"
+  tail -18 $OUT/torch_attention_bench.log
 else
   tail -30 $OUT/torch_build.log
   fail "tests/gpu/build_torch_ops.sh (see $OUT/torch_build.log)"

@@ -316,7 +316,7 @@ void check_gpu_attention_backward() {
                                        c.heads, c.n, c.d, scale, c.causal,
                                        c.small_blocks ? small : ex::attention_config(c.d),
                                        c.small_blocks ? ex::AttentionBackwardConfig{small, small}
-                                                      : ex::attention_bwd_config(c.d),
+                                                      : ex::attention_bwd_config(c.d, c.causal, ts::target_name(on)),
                                        on);
     ts::synchronize(on);
     const auto want = ex::attention_backward_reference<In>(hq, hk, hv, hdo, c.heads, c.n, c.d, scale, c.causal);

@@ -24,6 +24,7 @@ programs="vector_add
 matmul
 matmul_fused
 attention
+attention_bwd
 fused_elu
 broadcast_2d
 softmax

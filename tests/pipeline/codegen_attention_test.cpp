@@ -74,9 +74,9 @@ void check_attention_backward_ptx(const char* dtype) {
       const std::size_t elems = static_cast<std::size_t>(heads * n * d), rows = static_cast<std::size_t>(heads * n);
       std::vector<In> q(elems), k(elems), v(elems), o(elems), d_o(elems), dq(elems), dk(elems), dv(elems);
       std::vector<float> lse(rows), delta(rows);
-      const ex::AttentionBackwardConfig cfg = ex::attention_bwd_config(d);
       const auto on = ts::Executor::Interpreter;
       for (const std::string arch : {"sm_80", "sm_90a"}) {
+        const ex::AttentionBackwardConfig cfg = ex::attention_bwd_config(d, causal, arch);
         INFO(dtype << " head_dim " << d << (causal ? " causal" : " full") << ", " << arch);
         check_kernel_ptx(ptxas, forward, ex::attention_options(heads, n, d, causal, ex::attention_config(d), on),
                          values(forward, q, k, v, o, lse, nn, 0.125f), arch, true);

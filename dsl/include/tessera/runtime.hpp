@@ -21,6 +21,11 @@ TESSERA_API ExecutorChoice default_executor();
 // persistent kernels).
 TESSERA_API int multiprocessor_count(Executor ex = Executor::Auto);
 
+// The target a launch on `ex` compiles for: "sm_90a" or "sm_80" (TESSERA_CUDA_ARCH honoured),
+// "gfx942", "host", "host64" or "interpreter". What a host-side heuristic picks tiles by where
+// the targets' register files or instructions differ (attention's backward on sm_80 and sm_90a).
+TESSERA_API std::string target_name(Executor ex = Executor::Auto);
+
 struct RuntimeStats {
   std::size_t compiles = 0;   // specializations compiled (GPU) or traced (interpreter)
   std::size_t launches = 0;
