@@ -333,6 +333,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="smaller shapes and timing budgets")
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
                     help="cpu: a smoke test of this script only (tiny shapes, meaningless numbers)")
+    ap.add_argument("--ops", default="", help="comma list: only these ops (default all)")
+    ap.add_argument("--tessera-only", action="store_true", help="time tessera alone (an A/B of its variants)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print tracebacks of errors")
     args = ap.parse_args(argv)
     dev = args.device
@@ -362,7 +364,8 @@ def main(argv=None):
 
     results = {}   # (op, impl) -> {"fwd": ms | error str, "fwdbwd": ms | error str}
     checks = {}    # op -> "ok" | "MISMATCH: ..." | "error: ..."
-    all_cases = cases(cfg, dev)
+    all_cases = [c for c in cases(cfg, dev) if not args.ops or c.name in args.ops.split(",")]
+    impls = ("tessera",) if args.tessera_only else IMPLS
     for case in all_cases:
         say(f"== {case.name}: {case.shape_text}")
         try:
@@ -391,7 +394,7 @@ def main(argv=None):
                 checks[case.name] = "error: " + short(e, 120)
         say(f"  check tessera vs eager: {checks[case.name]}")
 
-        for impl in IMPLS:
+        for impl in impls:
             res = results[(case.name, impl)] = {}
             if impl == "tessera" and lib_error:
                 res["fwd"] = res["fwdbwd"] = "error: no library"
