@@ -2,12 +2,15 @@
 // tessera's PyTorch ops (tessera/torch_ops.hpp) or with PyTorch's own. gpt.py is its Python twin.
 //
 // Model: token + learned position embedding; --layers blocks of
-//   x = x + Wo(attention(rms_norm(x)))     causal, multi-head: matmul, masked_fill(-inf), softmax, matmul
+//   x = x + Wo(attention(rms_norm(x)))     causal, multi-head
 //   x = x + dropout(W2(bias_gelu(W1 rms_norm(x), b1)) + b2)
 // then rms_norm and an LM head without bias; the loss is the mean cross-entropy over the counted
-// positions. --impl tessera runs the RMSNorms, the softmax, bias+GELU, dropout and the loss on
-// tessera::torch::*; --impl torch on PyTorch's ops (the same formulas: normalization in f32, the
-// loss on f32 logits). Embedding, matmuls and AdamW are PyTorch's in both.
+// positions. --impl tessera runs every op tessera has on tessera::torch::*: the RMSNorms, the
+// linear layers (matmul), attention (16-bit, head_dim a power of two from 16 to 128; elsewhere
+// scores, mask, tessera's softmax and P·V, those two batched products torch's), bias+GELU,
+// dropout and the loss. --impl torch runs PyTorch's ops with the same formulas (normalization in
+// f32, the loss on f32 logits, attention as scores, mask, softmax and P·V). The embedding and
+// AdamW are PyTorch's in both.
 //
 // Task: each sequence is n random tokens a_1..a_n from [1, vocab), a separator 0, then a_n..a_1;
 // the model reads seq = 2n tokens and predicts each next one, and the loss counts only the reversed
@@ -98,6 +101,30 @@ at::Tensor dropout(Impl impl, const at::Tensor& x, double p, std::int64_t seed) 
   return impl == Impl::tessera ? tessera::torch::dropout(x, p, seed) : at::dropout(x, p, /*train=*/true);
 }
 
+// x [..., in] · wᵀ (+ bias). tessera::torch::matmul takes 2-D operands of any strides: the rows of
+// x, and wᵀ as a view.
+at::Tensor linear(Impl impl, const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias = {}) {
+  if (impl == Impl::torch) return at::linear(x, w, bias);
+  std::vector<std::int64_t> sizes = x.sizes().vec();
+  sizes.back() = w.size(0);
+  const at::Tensor y = tessera::torch::matmul(x.reshape({-1, x.size(-1)}), w.t()).view(sizes);
+  return bias.defined() ? y + bias : y;
+}
+
+// tessera's attention op takes 16-bit q, k, v with a head_dim that is a power of two from 16 to 128.
+bool tessera_attention_takes(const at::Tensor& q) {
+  const std::int64_t hd = q.size(-1);
+  return (q.scalar_type() == at::kHalf || q.scalar_type() == at::kBFloat16) && hd >= 16 && hd <= 128 && (hd & (hd - 1)) == 0;
+}
+
+// Causal attention of q, k, v [batch, heads, t, hd]: tessera::torch::attention where it takes
+// them, else scores, the causal mask, softmax (tessera's for --impl tessera) and P·V.
+at::Tensor attention(Impl impl, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask) {
+  if (impl == Impl::tessera && tessera_attention_takes(q)) return tessera::torch::attention(q, k, v, /*causal=*/true);
+  const at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+  return at::matmul(softmax(impl, scores.masked_fill(mask, -std::numeric_limits<double>::infinity())), v);
+}
+
 // Mean over the rows whose target is not kIgnoreIndex, in f32 (tessera's loss is f32 for any dtype).
 at::Tensor cross_entropy(Impl impl, const at::Tensor& logits, const at::Tensor& target) {
   if (impl == Impl::tessera) return tessera::torch::cross_entropy(logits, target, kIgnoreIndex);
@@ -147,21 +174,19 @@ class Gpt : public torch::nn::Module {
     at::Tensor x = at::embedding(tok_emb_, tokens) + pos_emb_.slice(0, 0, t);
     for (std::size_t layer = 0; layer < blocks_.size(); ++layer) {
       const Block& b = blocks_[layer];
-      const at::Tensor qkv = at::linear(rms_norm(impl_, x, b.norm1), b.w_qkv)
+      const at::Tensor qkv = linear(impl_, rms_norm(impl_, x, b.norm1), b.w_qkv)
                                  .view({bsz, t, 3, heads_, hd})
                                  .permute({2, 0, 3, 1, 4});  // [3, batch, heads, t, hd]
-      const at::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
-      const at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(hd)));
-      const at::Tensor att = softmax(impl_, scores.masked_fill(mask, -std::numeric_limits<double>::infinity()));
-      x = x + at::linear(at::matmul(att, v).transpose(1, 2).reshape({bsz, t, d}), b.w_out);
+      const at::Tensor att = attention(impl_, qkv[0], qkv[1], qkv[2], mask);
+      x = x + linear(impl_, att.transpose(1, 2).reshape({bsz, t, d}), b.w_out);
 
-      at::Tensor h = bias_gelu(impl_, at::linear(rms_norm(impl_, x, b.norm2), b.w_fc), b.b_fc);
-      h = at::linear(h, b.w_proj, b.b_proj);
+      at::Tensor h = bias_gelu(impl_, linear(impl_, rms_norm(impl_, x, b.norm2), b.w_fc), b.b_fc);
+      h = linear(impl_, h, b.w_proj, b.b_proj);
       // p = 0 is the identity: no op at all, as torch does.
       if (dropout_ > 0) h = dropout(impl_, h, dropout_, step * 1000 + static_cast<std::int64_t>(layer));
       x = x + h;
     }
-    const at::Tensor logits = at::linear(rms_norm(impl_, x, norm_f_), lm_head_);
+    const at::Tensor logits = linear(impl_, rms_norm(impl_, x, norm_f_), lm_head_);
     return cross_entropy(impl_, logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}));
   }
 

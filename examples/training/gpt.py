@@ -3,12 +3,14 @@
 (libtessera_torch.so: torch.ops.tessera.*) or with PyTorch's own — the Python twin of gpt.cpp.
 
 Model: token + learned position embedding; `layers` blocks of
-  x = x + Wo(attention(rms_norm(x)))     causal, multi-head: matmul, masked_fill(-inf), softmax, matmul
+  x = x + Wo(attention(rms_norm(x)))     causal, multi-head
   x = x + dropout(W2(bias_gelu(W1 rms_norm(x), b1)) + b2)
 then rms_norm and an LM head without bias; the loss is the mean cross-entropy over the counted
-positions. With --impl tessera the RMSNorms, the softmax, bias+GELU, dropout and the loss are
-tessera's ops; with --impl torch they are PyTorch's (the same formulas), the rest (embedding,
-matmuls, AdamW) is PyTorch in both.
+positions. With --impl tessera every op tessera has is tessera's: the RMSNorms, the linear layers
+(matmul), attention (16-bit, head_dim a power of two from 16 to 128; elsewhere scores, mask,
+tessera's softmax and P·V, those two batched products torch's), bias+GELU, dropout and the loss;
+with --impl torch they are PyTorch's (the same formulas; attention as scores, mask, softmax and
+P·V). The embedding and AdamW are PyTorch's in both.
 
 Task: each sequence is n random tokens a_1..a_n from [1, vocab), a separator 0, then a_n..a_1;
 the model reads seq = 2n tokens and predicts each next one, and the loss counts only the reversed
@@ -62,6 +64,12 @@ DEFAULT_TOL = {"float32": 2e-3, "bfloat16": 3e-2}
 
 # ---- the ops that differ between impls
 
+def attention_formula(q, k, v, mask, softmax):
+    """Causal attention of q, k, v [batch, heads, t, hd]: scores, the mask, softmax, P·V."""
+    scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+    return softmax(scores.masked_fill(mask, float("-inf"))) @ v
+
+
 class TorchOps:
     """PyTorch's own ops, computed as tessera's are (normalization in f32, loss on f32 logits)."""
 
@@ -73,6 +81,14 @@ class TorchOps:
     @staticmethod
     def softmax(x):
         return torch.softmax(x, -1)
+
+    @staticmethod
+    def linear(x, w, bias=None):
+        return F.linear(x, w, bias)
+
+    @staticmethod
+    def attention(q, k, v, mask):
+        return attention_formula(q, k, v, mask, TorchOps.softmax)
 
     @staticmethod
     def bias_gelu(x, bias):
@@ -97,6 +113,21 @@ class TesseraOps:
     @staticmethod
     def softmax(x):
         return torch.ops.tessera.softmax(x, -1)
+
+    @staticmethod
+    def linear(x, w, bias=None):
+        """x [..., in] @ wᵀ: tessera's matmul takes 2-D operands of any strides (wᵀ is a view)."""
+        y = torch.ops.tessera.matmul(x.reshape(-1, x.shape[-1]), w.t()).view(*x.shape[:-1], w.shape[0])
+        return y if bias is None else y + bias
+
+    @staticmethod
+    def attention(q, k, v, mask):
+        """tessera's attention op where it takes q, k, v (16-bit, head_dim a power of two from 16
+        to 128); else the formula with tessera's softmax."""
+        hd = q.shape[-1]
+        if q.dtype in (torch.float16, torch.bfloat16) and 16 <= hd <= 128 and hd & (hd - 1) == 0:
+            return torch.ops.tessera.attention(q, k, v, True)
+        return attention_formula(q, k, v, mask, TesseraOps.softmax)
 
     @staticmethod
     def bias_gelu(x, bias):
@@ -155,17 +186,16 @@ class GPT(torch.nn.Module):
         x = F.embedding(tokens, self.tok_emb) + self.pos_emb[:t]
         for layer, b in enumerate(self.blocks):
             h = ops.rms_norm(x, b.norm1)
-            q, k, v = F.linear(h, b.w_qkv).view(bsz, t, 3, self.heads, hd).permute(2, 0, 3, 1, 4)
-            scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
-            att = ops.softmax(scores.masked_fill(self.causal[:t, :t], float("-inf")))
-            x = x + F.linear((att @ v).transpose(1, 2).reshape(bsz, t, d), b.w_out)
+            q, k, v = ops.linear(h, b.w_qkv).view(bsz, t, 3, self.heads, hd).permute(2, 0, 3, 1, 4)
+            att = ops.attention(q, k, v, self.causal[:t, :t])
+            x = x + ops.linear(att.transpose(1, 2).reshape(bsz, t, d), b.w_out)
 
-            h = ops.bias_gelu(F.linear(ops.rms_norm(x, b.norm2), b.w_fc), b.b_fc)
-            h = F.linear(h, b.w_proj, b.b_proj)
+            h = ops.bias_gelu(ops.linear(ops.rms_norm(x, b.norm2), b.w_fc), b.b_fc)
+            h = ops.linear(h, b.w_proj, b.b_proj)
             if self.dropout > 0:  # p = 0 is the identity: no op at all, as torch does
                 h = ops.dropout(h, self.dropout, step * 1000 + layer)
             x = x + h
-        logits = F.linear(ops.rms_norm(x, self.norm_f), self.lm_head)
+        logits = ops.linear(ops.rms_norm(x, self.norm_f), self.lm_head)
         return ops.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
