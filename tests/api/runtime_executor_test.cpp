@@ -85,3 +85,13 @@ TEST_CASE("Executor::Auto runs on the interpreter here", "[api][runtime][executo
   const auto got = out.to_host();
   for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == -host[i]);
 }
+
+TEST_CASE("target_name names what a launch on each executor compiles for", "[api][runtime][executor]") {
+  CHECK(ts::target_name(ts::Executor::Interpreter) == "interpreter");
+  CHECK(ts::target_name(ts::Executor::Host) == "host");
+  CHECK(ts::target_name(ts::Executor::Host64) == "host64");
+  if (ts::default_executor().executor != ts::Executor::Interpreter) return;
+  CHECK(ts::target_name() == "interpreter");  // Auto resolves as a launch does
+  // CUDA's target is the device's architecture: without a driver there is none to name.
+  if (!interpret_forced()) CHECK_THROWS_AS(ts::target_name(ts::Executor::Cuda), ts::DriverError);
+}
