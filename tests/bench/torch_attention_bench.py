@@ -62,8 +62,8 @@ def main():
         d_o = torch.randn(b, h, n, d, device="cuda", dtype=dtype)
         impls = {"tessera": lambda: torch.ops.tessera.attention(q, k, v, causal),
                  "sdpa": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)}
-        outs = {name: f() for name, f in impls.items()}
-        grads = {name: torch.autograd.grad(outs[name], (q, k, v), d_o) for name in impls}
+        outs = {impl: f() for impl, f in impls.items()}
+        grads = {impl: torch.autograd.grad(outs[impl], (q, k, v), d_o) for impl in impls}
         errs = [relative_error(outs["tessera"], outs["sdpa"])]
         errs += [relative_error(g, r) for g, r in zip(grads["tessera"], grads["sdpa"])]
         ok = max(errs) <= 2e-2
@@ -81,8 +81,8 @@ def main():
                   flush=True)
         if args.profile:
             times = kernel_times(lambda: torch.autograd.grad(impls["tessera"](), (q, k, v), d_o))
-            print("    tessera kernels (us): " + ", ".join(f"{k[:40]} {v:.0f}" for k, v in
-                                                          sorted(times.items(), key=lambda kv: -kv[1])[:6]))
+            slowest = sorted(times.items(), key=lambda kt: -kt[1])[:6]
+            print("    tessera kernels (us): " + ", ".join(f"{kernel[:40]} {us:.0f}" for kernel, us in slowest))
     print("TFLOP/s; tess/sdpa = tessera / torch's scaled_dot_product_attention")
     return 1 if failed else 0
 
