@@ -113,10 +113,10 @@ auto make_attention_bwd_delta(const char* name = "attention_bwd_delta") {
 
 // dK and dV of BLOCK_N keys of head h (program (j, h)), summed over the query blocks that see
 // them. The scores are computed transposed (Sᵀ = K·Qᵀ, [BLOCK_N, BLOCK_M]) so that Pᵀ and dSᵀ
-// are the left operands of the dots that take them, as P is in the forward; Q and dO are read
-// in both orientations (as [HEAD_D, BLOCK_M] for the scores and dPᵀ = V·dOᵀ, as [BLOCK_M,
-// HEAD_D] for dV += Pᵀ·dO and dK += dSᵀ·Q). With CAUSAL the loop starts at the query block
-// holding the program's first key.
+// are the left operands of the dots that take them, as P is in the forward; Q and dO are loaded
+// once as [BLOCK_M, HEAD_D] and read in both orientations (transposed for the scores and
+// dPᵀ = V·dOᵀ, as loaded for dV += Pᵀ·dO and dK += dSᵀ·Q). With CAUSAL the loop starts at the
+// query block holding the program's first key.
 template <class In>
 auto make_attention_bwd_dkdv(const char* name = "attention_bwd_dkdv") {
   return ts::kernel(name, [](ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::Ptr<In> d_o, ts::Ptr<float> lse,
@@ -134,19 +134,18 @@ auto make_attention_bwd_dkdv(const char* name = "attention_bwd_dkdv") {
     auto scale_log2 = scale * kLog2e;
     auto query_block = [&](ts::Int i0) {
       auto rows = i0 + ts::arange(0, BM);
-      auto t_offs = head + rows.row() * D + dims.col();  // D x BM
-      auto q_t = ts::load(q + t_offs, rows.row() < n, 0);
-      auto do_t = ts::load(d_o + t_offs, rows.row() < n, 0);
+      auto r_offs = head + rows.col() * D + dims.row();  // BM x D
+      // Each of Q and dO is loaded once and read by two dots, once transposed: the pipeline
+      // pass copies it into one ring that the transposed dot reads through smem_trans.
+      auto q_tile = ts::load(q + r_offs, rows.col() < n, 0);
+      auto do_tile = ts::load(d_o + r_offs, rows.col() < n, 0);
       auto lse_i = ts::load(lse + stats + rows, rows < n, 0.0f);
       auto delta_i = ts::load(delta + stats + rows, rows < n, 0.0f);
       auto seen = (rows.row() < n) & (keys.col() < n);
       if (causal) seen = seen & (keys.col() <= rows.row());
-      auto p_t = ts::where(seen, ts::exp2(ts::dot(k_tile, q_t) * scale_log2 - lse_i.row()), 0.0f);  // BN x BM
-      auto r_offs = head + rows.col() * D + dims.row();  // BM x D
-      auto do_tile = ts::load(d_o + r_offs, rows.col() < n, 0);
+      auto p_t = ts::where(seen, ts::exp2(ts::dot(k_tile, ts::trans(q_tile)) * scale_log2 - lse_i.row()), 0.0f);  // BN x BM
       dv_acc = ts::dot(p_t.template to<In>(), do_tile, dv_acc);
-      auto ds_t = p_t * (ts::dot(v_tile, do_t) - delta_i.row());
-      auto q_tile = ts::load(q + r_offs, rows.col() < n, 0);
+      auto ds_t = p_t * (ts::dot(v_tile, ts::trans(do_tile)) - delta_i.row());
       dk_acc = ts::dot(ds_t.template to<In>(), q_tile, dk_acc);
     };
     if (causal) ts::for_range((ts::program_id(0) * BN / BM) * BM, n, BM, query_block);
@@ -178,13 +177,12 @@ auto make_attention_bwd_dq(const char* name = "attention_bwd_dq") {
     ts::for_range(0, keys_end, BN, [&](ts::Int j0) {
       auto keys = j0 + ts::arange(0, BN);
       auto t_offs = head + keys.row() * D + dims.col();  // D x BN
-      auto k_t = ts::load(k + t_offs, keys.row() < n, 0);
+      auto k_tile = ts::load(k + head + keys.col() * D + dims.row(), keys.col() < n, 0);  // BN x D, read twice
       auto v_t = ts::load(v + t_offs, keys.row() < n, 0);
       auto seen = (keys.row() < n) & (rows.col() < n);
       if (causal) seen = seen & (keys.row() <= rows.col());
-      auto p = ts::where(seen, ts::exp2(ts::dot(q_tile, k_t) * scale_log2 - lse_i.col()), 0.0f);  // BM x BN
+      auto p = ts::where(seen, ts::exp2(ts::dot(q_tile, ts::trans(k_tile)) * scale_log2 - lse_i.col()), 0.0f);  // BM x BN
       auto ds = p * (ts::dot(do_tile, v_t) - delta_i.col());
-      auto k_tile = ts::load(k + head + keys.col() * D + dims.row(), keys.col() < n, 0);  // BN x D
       dq_acc = ts::dot(ds.template to<In>(), k_tile, dq_acc);
     });
     ts::store(dq + r_offs, (dq_acc * scale).template to<In>(), rows.col() < n);

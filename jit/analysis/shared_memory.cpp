@@ -58,15 +58,17 @@ bool is_async_dot(const Op& op) { return dot_reads_view(op, 0) && dot_reads_view
 
 const Op* shared_buffer_of(const ir::Value* v) {
   if (!v->type.shared || !v->def) return nullptr;
-  if (v->def->kind == OpKind::SmemIndex) return shared_buffer_of(v->def->operands.at(0));
+  if (v->def->kind == OpKind::SmemIndex || v->def->kind == OpKind::SmemTrans) return shared_buffer_of(v->def->operands.at(0));
   return v->def->kind == OpKind::LocalAlloc ? v->def : nullptr;
 }
 
 I shared_stage_bytes(const ir::Type& view) {
-  const I esz = ir::dtype_bytes(view.dtype), rows = view.numel() / view.shape.back();
+  // The stored rows run along the last dim, or the next-to-last in a transposed view (smem_trans).
+  const I row = view.encoding.transposed ? view.shape.at(view.shape.size() - 2) : view.shape.back();
+  const I esz = ir::dtype_bytes(view.dtype), rows = view.numel() / row;
   switch (view.encoding.kind) {
     case ir::SharedEncoding::Kind::Nvmma: return align_up(view.numel() * esz, 1024);
-    case ir::SharedEncoding::Kind::Padded: return rows * (view.shape.back() * esz + view.encoding.bytes);
+    case ir::SharedEncoding::Kind::Padded: return rows * (row * esz + view.encoding.bytes);
     case ir::SharedEncoding::Kind::RowMajor: break;
   }
   return view.numel() * esz;
@@ -437,6 +439,7 @@ SharedMemoryPlan::Access SharedMemoryPlan::view_access(const Op& op, int operand
     throw InternalError(fmt::format("shared memory: '{}' at {} reads or writes a view of no local_alloc", op.name(), op.loc.str()));
   auto [begin, end] = regions_.at(alloc);
   const Op* index = view->def;
+  if (index && index->kind == OpKind::SmemTrans) index = index->operands.at(0)->def;  // the same bytes
   if (index && index->kind == OpKind::SmemIndex) {
     const Op* slot = index->operands.at(1)->def;
     const I stages = index->operands.at(0)->type.shape.at(0);

@@ -71,7 +71,7 @@ std::int64_t dot_row_stride(ir::DType operand, std::int64_t row_elems);
 bool dot_reads_view(const ir::Op& dot, int operand);
 // A dot that reads both a and b from views.
 bool is_async_dot(const ir::Op& op);
-// The local_alloc whose buffer `v` (a buffer, or a view of it by smem_index) is; null otherwise.
+// The local_alloc whose buffer `v` (a buffer, or a view of it by smem_index or smem_trans) is; null otherwise.
 const ir::Op* shared_buffer_of(const ir::Value* v);
 // Bytes of one stage of a shared buffer (`view`: the stage's type, or a whole 2-D buffer as one
 // stage): padded rows as #padded says, wgmma's swizzled tiles (#nvmma) rounded up to 1024 bytes

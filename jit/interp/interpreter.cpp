@@ -202,6 +202,7 @@ class ProgramRunner {
       case OpKind::DebugBarrier: return;  // a program's ops run whole and in order here (ops.def)
       case OpKind::LocalAlloc: views_[op.result()] = shared_.alloc(op); return;
       case OpKind::SmemIndex: views_[op.result()] = shared_.index(op, view(op, 0), scalar_int(op, operand(op, 1))); return;
+      case OpKind::SmemTrans: views_[op.result()] = SharedMemory::transpose(view(op, 0)); return;
       case OpKind::LocalStore: return shared_.store(op, view(op, 0), operand(op, 1));
       case OpKind::LocalLoad: return set(op.result(), shared_.load(op, view(op, 0)));
       case OpKind::AsyncCopy: {

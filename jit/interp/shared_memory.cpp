@@ -56,6 +56,13 @@ SmemView SharedMemory::index(const ir::Op& op, const SmemView& buffer, std::int6
   return v;
 }
 
+SmemView SharedMemory::transpose(const SmemView& view) {
+  SmemView t = view;
+  t.shape = {view.shape.at(1), view.shape.at(0)};
+  t.transposed = !view.transposed;
+  return t;
+}
+
 void SharedMemory::check_not_in_flight(const ir::Op& op, const SmemView& view, const char* what) const {
   const std::int64_t n = numel(view.shape);
   for (std::int64_t i = 0; i < n; ++i) {
@@ -89,7 +96,14 @@ Tile SharedMemory::read(const ir::Op& op, const SmemView& view, const ir::Type& 
       throw ProgramError(fmt::format("{} at {} reads shared memory that nothing wrote (element {} of a view of {})",
                                      op.name(), op.loc.str(), i, ir::to_string(b.type)));
   Tile out(type);
-  std::memcpy(out.raw(), b.data.raw() + view.offset * esz, static_cast<std::size_t>(n * esz));
+  if (!view.transposed) {
+    std::memcpy(out.raw(), b.data.raw() + view.offset * esz, static_cast<std::size_t>(n * esz));
+    return out;
+  }
+  const std::int64_t rows = view.shape[0], cols = view.shape[1];  // element (r, c) lies at (c, r) of the stage
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c)
+      std::memcpy(out.raw() + (r * cols + c) * esz, b.data.raw() + (view.offset + c * rows + r) * esz, static_cast<std::size_t>(esz));
   return out;
 }
 

@@ -16,11 +16,13 @@ namespace tessera::interp {
 struct SharedBuffer;
 
 // A buffer, or one stage of it: `shape`'s elements from element `offset` on (a stage of a buffer
-// whose leading dim counts stages is one contiguous run).
+// whose leading dim counts stages is one contiguous run); `transposed` (smem_trans): a 2-D stage
+// read as its transpose, `shape` the transpose's.
 struct SmemView {
   std::shared_ptr<SharedBuffer> buffer;
   std::int64_t offset = 0;
   std::vector<std::int64_t> shape;
+  bool transposed = false;
 };
 
 class SharedMemory {
@@ -30,6 +32,7 @@ class SharedMemory {
 
   SmemView alloc(const ir::Op& local_alloc);
   SmemView index(const ir::Op& smem_index, const SmemView& buffer, std::int64_t slot) const;
+  static SmemView transpose(const SmemView& view);
   void store(const ir::Op& local_store, const SmemView& view, const Tile& value);
   Tile load(const ir::Op& local_load, const SmemView& view) const;
   // The elements of `view` as a tile of `type` (a dot's operand read from shared memory).

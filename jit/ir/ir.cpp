@@ -20,6 +20,7 @@ bool is_shared_memory_op(OpKind k) {
   switch (k) {
     case OpKind::LocalAlloc:
     case OpKind::SmemIndex:
+    case OpKind::SmemTrans:
     case OpKind::LocalStore:
     case OpKind::LocalLoad:
     case OpKind::AsyncCopy:

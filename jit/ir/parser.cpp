@@ -248,6 +248,10 @@ class Parser {
   SharedEncoding shared_encoding() {
     r_.expect_char('#');
     SharedEncoding e;
+    if (r_.try_keyword("transposed")) {  // row-major, read the other way round (smem_trans)
+      e.transposed = true;
+      return e;
+    }
     if (r_.try_keyword("padded")) {
       e.kind = SharedEncoding::Kind::Padded;
       r_.expect_char('<');
@@ -257,10 +261,10 @@ class Parser {
       e.kind = SharedEncoding::Kind::Nvmma;
       r_.expect_char('<');
       e.bytes = small_int("a swizzle width in bytes");
-      if (r_.try_char(',')) {
-        r_.expect_keyword("transposed");
-        e.transposed = true;
-      }
+    }
+    if (r_.try_char(',')) {
+      r_.expect_keyword("transposed");
+      e.transposed = true;
     }
     r_.expect_char('>');
     return e;

@@ -130,8 +130,8 @@ std::string to_string(const Layout& l) {
 
 std::string to_string(const SharedEncoding& e) {
   switch (e.kind) {
-    case SharedEncoding::Kind::RowMajor: return "";
-    case SharedEncoding::Kind::Padded: return fmt::format("#padded<{}>", e.bytes);
+    case SharedEncoding::Kind::RowMajor: return e.transposed ? "#transposed" : "";
+    case SharedEncoding::Kind::Padded: return fmt::format("#padded<{}{}>", e.bytes, e.transposed ? ", transposed" : "");
     case SharedEncoding::Kind::Nvmma:
       return fmt::format("#nvmma<{}{}>", e.bytes, e.transposed ? ", transposed" : "");
   }
@@ -151,6 +151,7 @@ std::string shared_type_problem(const Type& t) {
   if (t.is_ptr()) return fmt::format("a shared buffer holds numbers, not pointers: {}", text);
   if (!t.layout.is_none()) return fmt::format("a shared buffer has no register layout: {}", text);
   const SharedEncoding& e = t.encoding;
+  if (e.transposed && t.shape.size() < 2) return fmt::format("{}: a transposed encoding needs 2 dims or more", text);
   switch (e.kind) {
     case SharedEncoding::Kind::RowMajor: return "";
     case SharedEncoding::Kind::Padded:
@@ -159,7 +160,6 @@ std::string shared_type_problem(const Type& t) {
     case SharedEncoding::Kind::Nvmma:
       if (e.bytes != 32 && e.bytes != 64 && e.bytes != 128)
         return fmt::format("#nvmma<{}> in {}: the swizzle is 32, 64 or 128 bytes", e.bytes, text);
-      if (e.transposed && t.shape.size() < 2) return fmt::format("{}: a transposed swizzle needs 2 dims or more", text);
       return "";
   }
   return fmt::format("{}: unknown shared encoding", text);
@@ -172,7 +172,7 @@ std::string to_string(const Type& t) {
     std::string s = "!smem<";
     for (auto d : t.shape) s += fmt::format("{}x", d);
     s += elem;
-    if (t.encoding.kind != SharedEncoding::Kind::RowMajor) s += ", " + to_string(t.encoding);
+    if (const std::string e = to_string(t.encoding); !e.empty()) s += ", " + e;
     return s + ">";
   }
   if (!t.is_tile()) return elem;

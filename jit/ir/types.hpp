@@ -68,7 +68,9 @@ struct Layout {
 struct SharedEncoding {
   enum class Kind : std::uint8_t { RowMajor, Padded, Nvmma } kind = Kind::RowMajor;
   int bytes = 0;            // Padded: bytes after each row; Nvmma: the swizzle width (32, 64 or 128)
-  bool transposed = false;  // Nvmma: elements adjacent along the next-to-last dim, not the last
+  // Elements adjacent along the next-to-last dim, not the last: the bytes of the transpose, laid
+  // out as the kind says (#nvmma's K- or MN-major operands; smem_trans's views of any kind).
+  bool transposed = false;
   bool operator==(const SharedEncoding&) const = default;
 };
 

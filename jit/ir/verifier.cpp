@@ -127,10 +127,10 @@ class Verifier {
     for (std::size_t i = 0; i < op.operands.size(); ++i)
       if (op.operands[i]->type.shared && !(op.kind == OpKind::Dot && i < 2))  // a dot reads a and b from views
         fail(op, fmt::format("operand #{} is a shared buffer ({}); only the shared-memory ops (local_load, "
-                             "local_store, async_copy, smem_index) and a dot's a and b take one", i, to_string(op.operands[i]->type)));
+                             "local_store, async_copy, smem_index, smem_trans) and a dot's a and b take one", i, to_string(op.operands[i]->type)));
     for (const auto& r : op.results)
       if (r->type.shared)
-        fail(op, fmt::format("'{}' makes a shared buffer ({}); only local_alloc and smem_index do", op.name(),
+        fail(op, fmt::format("'{}' makes a shared buffer ({}); only local_alloc, smem_index and smem_trans do", op.name(),
                              to_string(r->type)));
   }
 

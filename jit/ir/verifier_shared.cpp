@@ -1,5 +1,5 @@
 // The verifier's rules for the shared-memory ops of ops.def ("Shared memory"): local_alloc,
-// smem_index, local_store, local_load, async_copy, async_commit, async_wait, fence_async_shared.
+// smem_index, smem_trans, local_store, local_load, async_copy, async_commit, async_wait, fence_async_shared.
 #include <fmt/format.h>
 
 #include "jit/ir/verifier_rules.hpp"
@@ -23,8 +23,16 @@ std::string matches_view(const Op& op, const Type& view, const Type& t, const ch
   return "";
 }
 
+// Buffers are written, and staged, only through views smem_index makes: a transposed view is read-only.
+std::string need_writable(const Op& op) {
+  if (const Op* def = op.operands[0]->def; def && def->kind == OpKind::SmemTrans)
+    return fmt::format("'{}' takes a view smem_trans made, which only dots and local_load read", op.name());
+  return "";
+}
+
 std::string smem_index_rule(const Op& op) {
   if (auto p = need_buffer(op, 0); !p.empty()) return p;
+  if (auto p = need_writable(op); !p.empty()) return p;
   const Type& buf = op.operands[0]->type;
   const Type& slot = op.operands[1]->type;
   if (slot.is_tile() || slot.shared || slot.dtype != DType::I32)
@@ -38,8 +46,22 @@ std::string smem_index_rule(const Op& op) {
   return "";
 }
 
+// smem_trans: a 2-D view (not a whole buffer of stages) read the other way round.
+std::string smem_trans_rule(const Op& op) {
+  if (auto p = need_buffer(op, 0); !p.empty()) return p;
+  const Type& view = op.operands[0]->type;
+  if (view.rank() != 2) return fmt::format("smem_trans needs a 2-D view, got {}", to_string(view));
+  Type want = view;
+  want.shape = {view.shape[1], view.shape[0]};
+  want.encoding.transposed = !view.encoding.transposed;
+  if (!same_type(op.result()->type, want))
+    return fmt::format("smem_trans of {} must give {}, got {}", to_string(view), to_string(want), ty(op.result()));
+  return "";
+}
+
 std::string async_copy_rule(const Op& op) {
   if (auto p = need_buffer(op, 0); !p.empty()) return p;
+  if (auto p = need_writable(op); !p.empty()) return p;
   const Type& view = op.operands[0]->type;
   const Type& ptrs = op.operands[1]->type;
   if (!ptrs.is_tile() || !ptrs.is_ptr() || ptrs.pointee != view.dtype || ptrs.shape != view.shape)
@@ -58,8 +80,10 @@ std::string shared_memory_rule(const Op& op) {
       if (parent_op(op)) return "local_alloc must be at the kernel's top level, not inside a loop or branch";
       return "";
     case OpKind::SmemIndex: return smem_index_rule(op);
+    case OpKind::SmemTrans: return smem_trans_rule(op);
     case OpKind::LocalStore:
       if (auto p = need_buffer(op, 0); !p.empty()) return p;
+      if (auto p = need_writable(op); !p.empty()) return p;
       return matches_view(op, op.operands[0]->type, op.operands[1]->type, "value");
     case OpKind::LocalLoad:
       if (auto p = need_buffer(op, 0); !p.empty()) return p;

@@ -61,7 +61,10 @@ KernelLowering::SharedTile KernelLowering::dot_operand_tile(const Op& dot, const
 }
 
 llvm::Value* KernelLowering::shared_tile_offset(const SharedTile& s, llvm::Value* row, llvm::Value* col) {
-  if (s.swizzle == 0) return b_.CreateMul(b_.CreateAdd(b_.CreateMul(row, i32(b_, s.row_stride)), col), i32(b_, s.esz));
+  if (s.swizzle == 0) {
+    if (s.contiguous_dim == 0) std::swap(row, col);  // a transposed view's rows run along its dim 0
+    return b_.CreateMul(b_.CreateAdd(b_.CreateMul(row, i32(b_, s.row_stride)), col), i32(b_, s.esz));
+  }
   llvm::Value* outer = s.contiguous_dim == 1 ? row : col;
   llvm::Value* inner = s.contiguous_dim == 1 ? col : row;
   const I outer_extent = s.contiguous_dim == 1 ? s.rows : s.cols;
@@ -74,7 +77,7 @@ llvm::Value* KernelLowering::shared_tile_offset(const SharedTile& s, llvm::Value
 }
 
 std::optional<I> KernelLowering::shared_tile_shift(const SharedTile& s, I d_row, I d_col) const {
-  if (s.swizzle == 0) return (d_row * s.row_stride + d_col) * s.esz;
+  if (s.swizzle == 0) return s.contiguous_dim == 0 ? (d_col * s.row_stride + d_row) * s.esz : (d_row * s.row_stride + d_col) * s.esz;
   const I d_outer = s.contiguous_dim == 1 ? d_row : d_col;
   const I d_inner = s.contiguous_dim == 1 ? d_col : d_row;
   const I outer_extent = s.contiguous_dim == 1 ? s.rows : s.cols;

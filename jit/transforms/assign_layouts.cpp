@@ -539,7 +539,7 @@ class LayoutAssigner {
 
 void assign_layouts(ir::Module& m, const analysis::TargetInfo& target) {
   LayoutAssigner(m, target).run();
-  encode_shared_buffers(m);  // needs the wgmma marks and the copies' layouts
+  encode_shared_buffers(m, target.warp_size);  // needs the wgmma marks and the copies' layouts
 }
 
 }  // namespace tessera::transforms

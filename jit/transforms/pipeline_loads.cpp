@@ -45,14 +45,6 @@ bool is_zero_constant(const Value* v) {
   return false;
 }
 
-int uses_in(ir::Block& b, const Value* v) {
-  int n = 0;
-  ir::walk(b, [&](Op& op) {
-    for (const Value* o : op.operands) n += o == v;
-  });
-  return n;
-}
-
 class LoopPipeliner {
  public:
   LoopPipeliner(Op& loop, int num_stages) : loop_(loop), body_(*loop.regions[0]->block), stages_(num_stages) {}
@@ -69,6 +61,8 @@ class LoopPipeliner {
     // Per operand: loop-invariant tiles are stored into shared memory once, before the loop;
     // loads used by nothing but the dot, whose masked-off elements are zero (cp.async zero-fills),
     // are copied into rings; other loads are prefetched one iteration ahead in registers.
+    // A load that dots read directly and through trans (attention backward's Q and dO) is one
+    // ring, read through a transposed view (smem_trans) where the dot takes its transpose.
     std::vector<Ring> rings;
     std::vector<Op*> in_registers;
     for (Op* dot : dots)
@@ -79,24 +73,59 @@ class LoopPipeliner {
           stage_invariant_operand(*dot, i);
           continue;
         }
+        const bool transposed = is_transpose(v->def);
+        if (transposed) v = v->def->operands[0];
         Op* load = v->def && v->def->kind == OpKind::Load && v->def->parent == &body_ && v->type.is_tile() ? v->def : nullptr;
         if (!load || !slice_of(*load)) continue;
-        const bool ring = uses_in(body_, v) == 1 && (load->operands.size() < 3 || is_zero_constant(load->operands[2]));
-        if (ring) rings.push_back({load, dot, i});
-        else if (std::find(in_registers.begin(), in_registers.end(), load) == in_registers.end()) in_registers.push_back(load);
+        auto known = std::find_if(rings.begin(), rings.end(), [&](const Ring& r) { return r.load == load; });
+        if (known != rings.end()) {
+          known->readers.push_back({dot, i, transposed});
+          continue;
+        }
+        const bool ring = only_read_by_dots(v) && (load->operands.size() < 3 || is_zero_constant(load->operands[2]));
+        if (ring) rings.push_back({load, {{dot, i, transposed}}});
+        else if (!transposed && std::find(in_registers.begin(), in_registers.end(), load) == in_registers.end())
+          in_registers.push_back(load);
       }
     if (!rings.empty()) pipeline_async(rings);
     for (Op* load : in_registers) pipeline_in_registers(*load);
   }
 
  private:
-  // A load copied into a ring, and the dot operand it feeds.
-  struct Ring {
-    Op* load;
+  // A load copied into a ring, and the dot operands it feeds (in body order; `transposed`: the
+  // dot reads the load's transpose).
+  struct Reader {
     Op* dot;
     int operand;
+    bool transposed;
+  };
+  struct Ring {
+    Op* load;
+    std::vector<Reader> readers;
     Value* buffer = nullptr;
   };
+
+  static bool is_transpose(const Op* op) {
+    if (!op || op->kind != OpKind::Trans) return false;
+    const auto& order = std::get<std::vector<std::int64_t>>(op->attrs.at("order"));
+    return order == std::vector<std::int64_t>{1, 0};
+  }
+
+  // Whether every use of `v` in the body is a dot's a or b, directly or through a trans whose
+  // every use is: the ring then replaces the load everywhere.
+  bool only_read_by_dots(const Value* v) {
+    bool ok = true;
+    int uses = 0;
+    ir::walk(body_, [&](Op& op) {
+      for (std::size_t i = 0; i < op.operands.size(); ++i) {
+        if (op.operands[i] != v) continue;
+        ++uses;
+        const bool dot_operand = op.kind == OpKind::Dot && i < 2;
+        ok = ok && (dot_operand || (is_transpose(&op) && op.parent == &body_ && only_read_by_dots(op.result())));
+      }
+    });
+    return ok && uses > 0;
+  }
 
   // Whether `v` is made inside the loop (by an op of its body or nested deeper, or as a block
   // argument of the body): else it holds one value for every iteration.
@@ -217,6 +246,21 @@ class LoopPipeliner {
     t.shared = true;
     return t;
   }
+  static ir::Type transposed_view_type(const Op& load) {
+    ir::Type t = view_type(load);
+    t.shape = {t.shape.at(1), t.shape.at(0)};
+    t.encoding.transposed = true;
+    return t;
+  }
+  // The dots that read rings, each once, in body order.
+  std::vector<Op*> ring_readers_in_order(const std::vector<Ring>& rings) const {
+    std::vector<Op*> dots;
+    for (auto& op : body_.ops)
+      for (const Ring& r : rings)
+        for (const Reader& reader : r.readers)
+          if (reader.dot == op.get() && std::find(dots.begin(), dots.end(), op.get()) == dots.end()) dots.push_back(op.get());
+    return dots;
+  }
   static ir::Type ring_type(const Op& load, int stages) {
     ir::Type t = view_type(load);
     t.shape.insert(t.shape.begin(), stages);
@@ -329,11 +373,11 @@ class LoopPipeliner {
       splice(scratch, outer, position_of(outer, &loop_));
     }
     Value* count = nullptr;  // the body's iteration count, the stage the dots read
-    for (std::int64_t m = 0; m < n; ++m) {
-      Op& dot = *rings[static_cast<std::size_t>(m)].dot;
-      if (m + 1 < n && rings[static_cast<std::size_t>(m + 1)].dot == &dot) continue;  // at the dot's last ring
+    Op* first_dot = rings.front().readers.front().dot;
+    std::int64_t waited = -1;  // the last ring whose stage i the waits so far cover
+    for (Op* dot : ring_readers_in_order(rings)) {
       ir::Builder b(&scratch);
-      b.set_loc(dot.loc);
+      b.set_loc(dot->loc);
       if (!count) {  // i = (iv - lb) / step, unsigned (iv >= lb, step > 0), as an i32
         Value* iv = body_.args[0].get();
         const ir::Type u = ir::Type::scalar(ir::dtype_bytes(iv->type.dtype) >= 8 ? ir::DType::U64 : ir::DType::U32);
@@ -341,17 +385,27 @@ class LoopPipeliner {
         Value* quotient = b.create1(OpKind::Div, {b.create1(OpKind::Cast, {from_lb}, u), b.create1(OpKind::Cast, {loop_.operands[2]}, u)}, u);
         count = b.create1(OpKind::Cast, {quotient}, i32);
       }
-      const bool after_copies = &dot != rings.front().dot;
-      b.create(OpKind::AsyncWait, {}, {}, {{"pending", n * (depth - 1) + (n - 1 - m) + (after_copies ? n : 0)}});
-      // Every thread's copies visible before any thread's dot reads the stage, also where the
-      // dot stages its other operand from registers: that one's own barrier (lower_dot) would
-      // order the copies too, but on sm_90a the layout pass may leave wgmma's A in registers
-      // (analysis::wgmma_a_in_registers), and then the dot has none.
-      b.create(OpKind::DebugBarrier, {}, {});
+      std::int64_t m = -1;  // the dot's last ring
+      for (std::int64_t r = 0; r < n; ++r)
+        for (const Reader& reader : rings[static_cast<std::size_t>(r)].readers) m = reader.dot == dot ? r : m;
+      if (m > waited) {  // (a dot reading only rings an earlier dot waited for needs no wait)
+        const bool after_copies = dot != first_dot;
+        b.create(OpKind::AsyncWait, {}, {}, {{"pending", n * (depth - 1) + (n - 1 - m) + (after_copies ? n : 0)}});
+        // Every thread's copies visible before any thread's dot reads the stage, also where the
+        // dot stages its other operand from registers: that one's own barrier (lower_dot) would
+        // order the copies too, but on sm_90a the layout pass may leave wgmma's A in registers
+        // (analysis::wgmma_a_in_registers), and then the dot has none.
+        b.create(OpKind::DebugBarrier, {}, {});
+        waited = m;
+      }
       for (const Ring& r : rings)
-        if (r.dot == &dot)
-          dot.operands[static_cast<std::size_t>(r.operand)] = b.create1(OpKind::SmemIndex, {r.buffer, count}, view_type(*r.load));
-      splice(scratch, body_, position_of(body_, &dot));
+        for (const Reader& reader : r.readers) {
+          if (reader.dot != dot) continue;
+          Value* view = b.create1(OpKind::SmemIndex, {r.buffer, count}, view_type(*r.load));
+          if (reader.transposed) view = b.create1(OpKind::SmemTrans, {view}, transposed_view_type(*r.load));
+          dot->operands[static_cast<std::size_t>(reader.operand)] = view;
+        }
+      splice(scratch, body_, position_of(body_, dot));
     }
     {
       ir::Builder b(&scratch);
@@ -359,10 +413,10 @@ class LoopPipeliner {
       Value* slot = b.create1(OpKind::Add, {count, b.int_constant(ir::DType::I32, depth)}, i32);
       auto [at, in_range] = iteration(b, body_.args[0].get(), depth, bound);
       for (const Ring& r : rings) clone_copy(scratch, *r.load, at, in_range, r.buffer, slot);
-      splice(scratch, body_, std::next(position_of(body_, rings.front().dot)));
+      splice(scratch, body_, std::next(position_of(body_, first_dot)));
     }
     ir::Builder b(&scratch);
-    b.set_loc(rings.back().dot->loc);
+    b.set_loc(rings.back().readers.back().dot->loc);
     b.create(OpKind::AsyncWait, {}, {}, {{"pending", std::int64_t{0}}});
     splice(scratch, outer, std::next(position_of(outer, &loop_)));
   }

@@ -15,11 +15,13 @@ namespace tessera::transforms {
 //                               yield ..., a_next
 //
 // Per dot operand:
-// - a load used by nothing else whose masked-off elements are 0: copied num_stages - 1 iterations
-//   ahead into a ring of num_stages shared-memory stages (local_alloc, smem_index, async_copy,
-//   async_commit), the dot reading its stage after an async_wait and a debug_barrier; the
-//   body's copies go right after the loop's first ringed dot, an async_wait {pending = 0} after
-//   the loop. All rings of a loop (each dot's, one or both operands)
+// - a load whose every use is a dot operand, directly or through trans, and whose masked-off
+//   elements are 0: copied num_stages - 1 iterations ahead into a ring of num_stages
+//   shared-memory stages (local_alloc, smem_index, async_copy, async_commit), each dot reading
+//   its stage (through smem_trans where it took the transpose: one copy serves attention
+//   backward's Sᵀ = K·Qᵀ and dK += dSᵀ·Q) after an async_wait and a debug_barrier (once per ring
+//   and iteration: a later dot reading the same stage needs neither); the body's copies go right
+//   after the loop's first ringed dot, an async_wait {pending = 0} after the loop. All rings of a loop (each dot's, one or both operands)
 //   share one schedule (pipeline_loads.cpp, pipeline_async, has it op for op). The interpreter
 //   runs this form and checks every wait. The layout pass then gives each ring its encoding
 //   (padded rows for mma.sync, a swizzle for wgmma).

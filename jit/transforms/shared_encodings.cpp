@@ -50,12 +50,39 @@ SharedEncoding wanted_encoding(ir::Module& m, const Op& dot, const Op& alloc) {
   return e;
 }
 
-// Gives the buffer of `alloc` and every view of it the encoding `e`.
+// Gives the buffer of `alloc` and every view of it the encoding `e` (a transposed view, the bytes
+// read the other way round: `e` with `transposed` flipped).
 void set_encoding(ir::Module& m, Op& alloc, const SharedEncoding& e) {
   alloc.result()->type.encoding = e;
   ir::walk(m.entry(), [&](Op& op) {
     if (op.kind == OpKind::SmemIndex && analysis::shared_buffer_of(op.result()) == &alloc) op.result()->type.encoding = e;
   });
+  ir::walk(m.entry(), [&](Op& op) {  // (after the smem_index views they read)
+    if (op.kind != OpKind::SmemTrans || analysis::shared_buffer_of(op.result()) != &alloc) return;
+    op.result()->type.encoding = op.operands[0]->type.encoding;
+    op.result()->type.encoding.transposed = !op.result()->type.encoding.transposed;
+  });
+}
+
+// A dot that does not run on wgmma reads its operands from padded rows along K (a) and N (b)
+// (lower_dot.cpp); a transposed view of a ring runs the other way. Such an operand is loaded
+// into registers right before the dot, after the ring's wait and barrier, and the dot stages it
+// as it stages any tile. (sm_80's ldmatrix could read the view itself, .trans flipped: not done.)
+void load_transposed_views(Op& dot, int num_warps, int warp_size) {
+  for (int l = 0; l < 2; ++l) {
+    Value* view = dot.operands[static_cast<std::size_t>(l)];
+    if (!view->def || view->def->kind != OpKind::SmemTrans) continue;
+    ir::Type t = view->type;
+    t.shared = false;
+    t.encoding = {};
+    // Lanes along dim 0, the one the bytes run along: neighbouring lanes, neighbouring addresses.
+    t.layout = analysis::blocked_layout(t.shape, num_warps, warp_size, 1, {0, 1});
+    ir::Block scratch;
+    ir::Builder b(&scratch);
+    b.set_loc(dot.loc);
+    dot.operands[static_cast<std::size_t>(l)] = b.create1(OpKind::LocalLoad, {view}, t);
+    splice_before(scratch, dot);
+  }
 }
 
 // A fence_async_shared right after each local_store into `alloc`'s buffer (before the barrier
@@ -79,7 +106,7 @@ void fence_stores_into(ir::Module& m, const Op& alloc) {
 
 }  // namespace
 
-void encode_shared_buffers(ir::Module& m) {
+void encode_shared_buffers(ir::Module& m, int warp_size) {
   std::vector<Op*> dots;
   ir::walk(m.entry(), [&](Op& op) {
     if (analysis::dot_reads_view(op, 0) || analysis::dot_reads_view(op, 1)) dots.push_back(&op);
@@ -103,7 +130,10 @@ void encode_shared_buffers(ir::Module& m) {
       set_encoding(m, *alloc, want);
     }
     dot->attrs.erase("wgmma_in_flight");  // decided here, whatever the IR said
-    if (!analysis::dot_uses_wgmma(*dot)) continue;
+    if (!analysis::dot_uses_wgmma(*dot)) {
+      load_transposed_views(*dot, m.num_warps, warp_size);
+      continue;
+    }
     // The operands the dot stages itself it fences itself (lower_dot).
     for (int l = 0; l < 2; ++l)
       if (analysis::dot_reads_view(*dot, l)) fence_stores_into(m, *analysis::shared_buffer_of(dot->operands[static_cast<std::size_t>(l)]));

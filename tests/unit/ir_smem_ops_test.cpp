@@ -54,6 +54,11 @@ TEST_CASE("shared memory ops: print and parse back, every encoding", "[ir][print
   %11 = local_alloc : !smem<32x16xbf16, #nvmma<32>>
   %12 = constant {value = 0.0} : <64x16xf32>
   %13 = dot %1, %11, %12 : <64x16xf32>
+  %14 = smem_trans %1 : !smem<32x64xbf16, #nvmma<64, transposed>>
+  %15 = smem_trans %10 : !smem<32x64xbf16, #nvmma<32, transposed>>
+  %16 = local_alloc : !smem<16x32xbf16, #padded<16, transposed>>
+  %17 = local_alloc : !smem<16x32xbf16, #transposed>
+  %18 = local_load %14 : <32x64xbf16>
   return
 }
 )";
@@ -98,6 +103,15 @@ TEST_CASE("shared memory ops: the verifier names a malformed use", "[ir][verifie
                    "  %d = dot %view, %b, %c : <64x16xf32>\n",
           "operand #2 is a shared buffer");
   rejects(kSetup + "  async_wait {pending = -1}\n", "async_wait needs {pending = N}");
+  // smem_trans: a 2-D view read the other way round, its shape and encoding's `transposed` flipped;
+  // nothing writes through it.
+  rejects(kSetup + "  %t = smem_trans %view : !smem<32x64xbf16, #nvmma<64>>\n", "smem_trans of !smem<64x32xbf16, #nvmma<64>> must give !smem<32x64xbf16, #nvmma<64, transposed>>");
+  rejects(kSetup + "  %t = smem_trans %buf : !smem<64x32xbf16, #nvmma<64>>\n", "smem_trans needs a 2-D view");
+  rejects(kSetup + "  %t = smem_trans %view : !smem<32x64xbf16, #nvmma<64, transposed>>\n  async_copy %t, %ptrs\n",
+          "'async_copy' takes a view smem_trans made");
+  rejects(kSetup + "  %t = smem_trans %view : !smem<32x64xbf16, #nvmma<64, transposed>>\n"
+                   "  %v = constant {value = 0.0} : <32x64xbf16>\n  local_store %t, %v\n",
+          "'local_store' takes a view smem_trans made");
   // No other op takes or makes a shared buffer, nor does a loop carry one.
   rejects(kSetup + "  %s = add %view, %view : !smem<64x32xbf16, #nvmma<64>>\n", "only the shared-memory ops");
   rejects(kSetup + "  %c0 = constant {value = 0} : i32\n  %c1 = constant {value = 1} : i32\n"
@@ -113,7 +127,8 @@ TEST_CASE("shared memory ops: a malformed buffer type is refused at its text", "
   };
   parse_fails("!smem<64x32xbf16, #nvmma<48>>", "the swizzle is 32, 64 or 128 bytes");
   parse_fails("!smem<64x32xbf16, #padded<6>>", "a positive multiple of 4 bytes");
-  parse_fails("!smem<64xbf16, #nvmma<128, transposed>>", "a transposed swizzle needs 2 dims or more");
+  parse_fails("!smem<64xbf16, #nvmma<128, transposed>>", "a transposed encoding needs 2 dims or more");
+  parse_fails("!smem<64xbf16, #padded<16, transposed>>", "a transposed encoding needs 2 dims or more");
   parse_fails("!smem<0x32xbf16>", "not positive");
   parse_fails("!smem<2x2x2x2x2xf32>", "1 to 4 dims");
   parse_fails("!smem<64xptr<f32>>", "numbers, not pointers: !smem<64xptr<f32>>");
