@@ -109,7 +109,7 @@ void KernelLowering::lower_dot(const Op& op) {
   if (analysis::dot_uses_mma(op, target_.warp_size())) {
     if (!(rt.layout == analysis::mma_v2_layout(rt.shape, m_.num_warps)))
       throw InternalError(fmt::format("lowering: tensor-core dot whose result is not in the mma layout at {}", op.loc.str()));
-    return lower_dot_mma(op, a_smem, b_smem, a_stride, b_stride);
+    return lower_dot_mma(op, a_smem, b_smem, a_stride, b_stride, b_tile.contiguous_dim == 0);
   }
 
   // fma loops: result slot s at (row, col) = acc + sum_k a[row][k] * b[k][col], k ascending, as
@@ -139,7 +139,9 @@ void KernelLowering::lower_dot(const Op& op) {
   Elems next;
   for (std::size_t s = 0; s < acc.size(); ++s) {
     llvm::Value* x = b_.CreateLoad(elem, b_.CreateGEP(elem, a_smem, b_.CreateAdd(a_rows[s], p)));
-    llvm::Value* y = b_.CreateLoad(elem, b_.CreateGEP(elem, b_smem, b_.CreateAdd(b_row, b_cols[s])));
+    // A transposed view of b (smem_trans) holds row n of Bᵀ at n * stride: b[k][n] at n * stride + k.
+    llvm::Value* b_at = b_tile.contiguous_dim == 0 ? b_.CreateAdd(b_.CreateMul(b_cols[s], i32(b_, b_stride)), p) : b_.CreateAdd(b_row, b_cols[s]);
+    llvm::Value* y = b_.CreateLoad(elem, b_.CreateGEP(elem, b_smem, b_at));
     if (is_int) {
       next.push_back(b_.CreateAdd(sums[s], b_.CreateMul(b_.CreateSExt(x, b_.getInt32Ty()), b_.CreateSExt(y, b_.getInt32Ty()))));
       continue;
@@ -162,7 +164,8 @@ void KernelLowering::lower_dot(const Op& op) {
   set(op.result(), std::move(next));
 }
 
-void KernelLowering::lower_dot_mma(const Op& op, llvm::Value* a_smem, llvm::Value* b_smem, I a_stride, I b_stride) {
+void KernelLowering::lower_dot_mma(const Op& op, llvm::Value* a_smem, llvm::Value* b_smem, I a_stride, I b_stride,
+                                   bool b_transposed) {
   const ir::Type& at = op.operands[0]->type;
   const ir::Type& rt = op.result()->type;
   const ir::Layout& l = rt.layout;
@@ -211,7 +214,8 @@ void KernelLowering::lower_dot_mma(const Op& op, llvm::Value* a_smem, llvm::Valu
       llvm::Value* word = nullptr;
       for (I e = 0; e < per_word; ++e) {
         llvm::Value* krow = b_.CreateAdd(i32(b_, k_step * kk + (k_step / 2) * w + e), b_.CreateMul(quad, i32(b_, per_word)));
-        llvm::Value* ptr = byte_ptr(b_smem, b_.CreateAdd(b_.CreateMul(krow, i32(b_, b_stride)), col));
+        llvm::Value* at = b_transposed ? b_.CreateAdd(b_.CreateMul(col, i32(b_, b_stride)), krow) : b_.CreateAdd(b_.CreateMul(krow, i32(b_, b_stride)), col);
+        llvm::Value* ptr = byte_ptr(b_smem, at);
         llvm::Value* v = b_.CreateLoad(b_.getIntNTy(static_cast<unsigned>(8 * esz)), ptr);
         v = b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), i32(b_, 8 * esz * e));
         word = word ? b_.CreateOr(word, v) : v;
@@ -247,10 +251,19 @@ void KernelLowering::lower_dot_mma(const Op& op, llvm::Value* a_smem, llvm::Valu
     if (esz == 2) {
       // B (stored k-major): n-tiles j and j+1 in one ldmatrix.trans; lane L gives k row
       // 16*kk + 8*(q%2) + L%8 of n-tile j + q/2, whose columns start at 8*wn + 8*Wn*(j + q/2) mod N.
+      // A transposed view (smem_trans: Bᵀ's rows, n by n) is already the fragment's order: plain
+      // ldmatrix, lane L giving the address of column n-tile j + q/2's row L%8 at k half q%2.
       for (I j = 0; j < n_tiles; j += 2) {
         llvm::Value* col = n_tile_column(n_tiles > 1 ? b_.CreateAdd(i32(b_, j), q_high) : i32(b_, j));
-        llvm::Value* krow = b_.CreateAdd(i32(b_, 16 * kk), b_.CreateAdd(b_.CreateMul(q_low, i32(b_, 8)), lane_row));
-        auto r = target_.ldmatrix_x4(b_, byte_ptr(b_smem, b_.CreateAdd(b_.CreateMul(krow, i32(b_, b_stride)), col)), true);
+        llvm::Value* at = nullptr;
+        if (b_transposed) {
+          at = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(col, lane_row), i32(b_, b_stride)),
+                            b_.CreateAdd(i32(b_, 16 * kk), b_.CreateMul(q_low, i32(b_, 8))));
+        } else {
+          llvm::Value* krow = b_.CreateAdd(i32(b_, 16 * kk), b_.CreateAdd(b_.CreateMul(q_low, i32(b_, 8)), lane_row));
+          at = b_.CreateAdd(b_.CreateMul(krow, i32(b_, b_stride)), col);
+        }
+        auto r = target_.ldmatrix_x4(b_, byte_ptr(b_smem, at), !b_transposed);
         b_frag[static_cast<std::size_t>(j)] = {r[0], r[1]};
         if (j + 1 < n_tiles) b_frag[static_cast<std::size_t>(j + 1)] = {r[2], r[3]};
       }

@@ -137,8 +137,9 @@ class KernelLowering {
   std::function<llvm::Value*(std::int64_t)> shared_element_offsets(const ir::Type& t, const SharedTile& tile,
                                                                    const std::vector<std::int64_t>& slots);
   void lower_dot_wgmma(const ir::Op& op, llvm::Value* a_smem, llvm::Value* b_smem);
+  // b_transposed: b is a transposed view (smem_trans), Bᵀ's rows b_stride elements apart.
   void lower_dot_mma(const ir::Op& op, llvm::Value* a_smem, llvm::Value* b_smem, std::int64_t a_stride,
-                     std::int64_t b_stride);
+                     std::int64_t b_stride, bool b_transposed);
   // Shared-memory ops (ops.def "Shared memory"; lower_shared.cpp): buffers, views, cp.async and
   // its groups, the async-proxy fence. A dot over views reads its operands where they lie.
   void lower_shared_memory_op(const ir::Op& op);

@@ -64,25 +64,23 @@ void set_encoding(ir::Module& m, Op& alloc, const SharedEncoding& e) {
   });
 }
 
-// A dot that does not run on wgmma reads its operands from padded rows along K (a) and N (b)
-// (lower_dot.cpp); a transposed view of a ring runs the other way. Such an operand is loaded
-// into registers right before the dot, after the ring's wait and barrier, and the dot stages it
-// as it stages any tile. (sm_80's ldmatrix could read the view itself, .trans flipped: not done.)
+// A dot that does not run on wgmma reads a from padded rows along K (lower_dot.cpp), and b from
+// rows along N or, for a transposed view (smem_trans), along K (ldmatrix without .trans). A
+// transposed view as a is loaded into registers right before the dot, after the ring's wait and
+// barrier, and the dot stages it as it stages any tile (ldmatrix .trans could read it: not done).
 void load_transposed_views(Op& dot, int num_warps, int warp_size) {
-  for (int l = 0; l < 2; ++l) {
-    Value* view = dot.operands[static_cast<std::size_t>(l)];
-    if (!view->def || view->def->kind != OpKind::SmemTrans) continue;
-    ir::Type t = view->type;
-    t.shared = false;
-    t.encoding = {};
-    // Lanes along dim 0, the one the bytes run along: neighbouring lanes, neighbouring addresses.
-    t.layout = analysis::blocked_layout(t.shape, num_warps, warp_size, 1, {0, 1});
-    ir::Block scratch;
-    ir::Builder b(&scratch);
-    b.set_loc(dot.loc);
-    dot.operands[static_cast<std::size_t>(l)] = b.create1(OpKind::LocalLoad, {view}, t);
-    splice_before(scratch, dot);
-  }
+  Value* view = dot.operands[0];
+  if (!view->def || view->def->kind != OpKind::SmemTrans) return;
+  ir::Type t = view->type;
+  t.shared = false;
+  t.encoding = {};
+  // Lanes along dim 0, the one the bytes run along: neighbouring lanes, neighbouring addresses.
+  t.layout = analysis::blocked_layout(t.shape, num_warps, warp_size, 1, {0, 1});
+  ir::Block scratch;
+  ir::Builder b(&scratch);
+  b.set_loc(dot.loc);
+  dot.operands[0] = b.create1(OpKind::LocalLoad, {view}, t);
+  splice_before(scratch, dot);
 }
 
 // A fence_async_shared right after each local_store into `alloc`'s buffer (before the barrier

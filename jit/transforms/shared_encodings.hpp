@@ -12,9 +12,9 @@
 //   (analysis::wgmma_may_stay_in_flight, recorded as {wgmma_in_flight = 1}): either a ring one
 //   stage longer (analysis::wgmma_spare_stage; the pipeline pass indexes stages by the iteration
 //   count, which smem_index takes modulo the ring's length) or a debug_barrier right after the dot.
-// - for a dot that does not run on wgmma reading a transposed view (smem_trans): a local_load of
-//   the view into registers right before it, which the dot stages (its padded rows run along K
-//   for a and N for b only).
+// - for a dot that does not run on wgmma reading a transposed view (smem_trans) as a: a
+//   local_load of the view into registers right before it, which the dot stages (mma.sync and
+//   the fma loops read a's padded rows along K only; b they read either way).
 // A buffer that two dots would read in two encodings, or that the IR already gives another
 // encoding, is a ProgramError naming the dot's line.
 #pragma once
