@@ -192,6 +192,7 @@ auto make_attention_bwd_dq(const char* name = "attention_bwd_dq") {
 struct AttentionConfig {
   std::int64_t block_m = 128, block_n = 64;
   int num_warps = 8, num_stages = 1;
+  int maxnreg = 0;  // registers per thread at most (CompileOptions::maxnreg); 0: ptxas decides
 };
 
 // Head_dim above 64: 128 query rows per program on 8 warps, keys in blocks of 32 (64 spills
@@ -213,7 +214,8 @@ inline ts::LaunchOptions attention_options(std::int64_t heads, std::int64_t n, s
           .meta = {{"BLOCK_M", cfg.block_m}, {"BLOCK_N", cfg.block_n}, {"HEAD_D", head_dim}, {"CAUSAL", causal ? 1 : 0}},
           .num_warps = cfg.num_warps,
           .num_stages = cfg.num_stages,
-          .executor = ex};
+          .executor = ex,
+          .compile = {.maxnreg = cfg.maxnreg}};
 }
 
 // The backward's tiles (dK/dV: BLOCK_N keys a program, BLOCK_M query rows a step; dQ and delta:
@@ -224,6 +226,9 @@ inline ts::LaunchOptions attention_options(std::int64_t heads, std::int64_t n, s
 //   Measured on an H100 (session 34, tests/bench/torch_attention_bench.py --profile, fp16
 //   B4 H32 N4096 D128 / bf16 causal): dK/dV 5.43 / 3.36 ms against 8.30 / 5.00 on 16x128/w8
 //   and 6.35 / 4.05 on 32x128/w8; at D64 3.15 ms against 4.94 on 32x128/w8 and 3.58 on 64x64/w4.
+//   dQ at 32 keys is capped at 128 registers: two programs of 8 warps a SM. Reading K once
+//   (smem_trans, session 35) took it from 126 to 130 registers, one program a SM, and from 3.2
+//   to 4.7 ms; capped, ptxas fits it in 126 without spills.
 //   dQ at D128 3.21 ms on 128x32/w8/s2 and 4.26 on 128x64/w8/s3, but causal 3.13 and 2.47; at D64
 //   1.92 on 128x64/w8/s2 against 2.29 on 128x32.
 // - elsewhere (sm_80, the host targets, the interpreter): 8 warps, every dot of 128 rows, and
@@ -237,7 +242,11 @@ inline AttentionBackwardConfig attention_bwd_config(std::int64_t head_dim, bool 
   if (target == "sm_90a") {
     const std::int64_t dq_keys = head_dim > 64 && !causal ? 32 : 64;
     return {{.block_m = 32, .block_n = 64, .num_warps = 4, .num_stages = 2},
-            {.block_m = 128, .block_n = dq_keys, .num_warps = 8, .num_stages = dq_keys == 64 && head_dim > 64 ? 3 : 2}};
+            {.block_m = 128,
+             .block_n = dq_keys,
+             .num_warps = 8,
+             .num_stages = dq_keys == 64 && head_dim > 64 ? 3 : 2,
+             .maxnreg = dq_keys == 32 ? 128 : 0}};
   }
   const AttentionConfig dq{.block_m = 128, .block_n = 32, .num_warps = 8, .num_stages = 2};
   const std::int64_t dkdv_rows = head_dim > 64 ? 16 : 32;
