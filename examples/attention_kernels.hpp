@@ -221,11 +221,16 @@ inline ts::LaunchOptions attention_options(std::int64_t heads, std::int64_t n, s
 // The backward's tiles (dK/dV: BLOCK_N keys a program, BLOCK_M query rows a step; dQ and delta:
 // BLOCK_M rows a program, BLOCK_N keys a step), by the target the kernels compile for
 // (ts::target_name()). dK/dV holds two f32 [BLOCK_N, HEAD_D] accumulators.
-// - sm_90a: dK/dV on 32x64 blocks and 4 warps (one warpgroup; every dot has 64 rows, on wgmma),
+// - sm_90a: dK/dV on 4 warps (one warpgroup; every dot has 64 rows, on wgmma), 64 keys a
+//   program and 32 query rows a step (64 at head_dim 128 without a mask; 3 stages at head_dim 64
+//   without one),
 //   dQ on 128 rows and 8 warps, 32 keys a step at head_dim 128 (64 when causal), else 64.
 //   Measured on an H100 (session 34, tests/bench/torch_attention_bench.py --profile, fp16
 //   B4 H32 N4096 D128 / bf16 causal): dK/dV 5.43 / 3.36 ms against 8.30 / 5.00 on 16x128/w8
 //   and 6.35 / 4.05 on 32x128/w8; at D64 3.15 ms against 4.94 on 32x128/w8 and 3.58 on 64x64/w4.
+//   Session 35, after Q and dO were read once (one ring each): dK/dV at D128 on 64x64/w4/s2 4.66
+//   ms against 5.35 on 32x64/w4/s2 (32x128/w8 5.78, 16x64/w4 6.73); at D64 32x64/w4/s3 2.73 ms,
+//   64x64/w4/s2 2.81, 64x128/w8 3.86 (fp16 B4 H32 N4096, H100).
 //   dQ at 32 keys is capped at 128 registers: two programs of 8 warps a SM. Reading K once
 //   (smem_trans, session 35) took it from 126 to 130 registers, one program a SM, and from 3.2
 //   to 4.7 ms; capped, ptxas fits it in 126 without spills.
@@ -241,7 +246,11 @@ struct AttentionBackwardConfig {
 inline AttentionBackwardConfig attention_bwd_config(std::int64_t head_dim, bool causal, std::string_view target) {
   if (target == "sm_90a") {
     const std::int64_t dq_keys = head_dim > 64 && !causal ? 32 : 64;
-    return {{.block_m = 32, .block_n = 64, .num_warps = 4, .num_stages = 2},
+    // Measured without a mask only (session 35): causal keeps session 34's 32x64/w4/s2.
+    const AttentionConfig dkdv = causal          ? AttentionConfig{.block_m = 32, .block_n = 64, .num_warps = 4, .num_stages = 2}
+                                 : head_dim > 64 ? AttentionConfig{.block_m = 64, .block_n = 64, .num_warps = 4, .num_stages = 2}
+                                                 : AttentionConfig{.block_m = 32, .block_n = 64, .num_warps = 4, .num_stages = 3};
+    return {dkdv,
             {.block_m = 128,
              .block_n = dq_keys,
              .num_warps = 8,
