@@ -182,13 +182,24 @@ inline std::int64_t norm_bwd_programs(std::int64_t rows) {
   return std::min(rows, std::clamp(rows / 32, kNormBwdMinPrograms, kNormBwdMaxPrograms));
 }
 
+// The dX kernels' row loop is pipelined (ts::LoopOptions): each program's next rows of x and dy
+// are copied into shared memory (cp.async) ROW_STAGES - 1 rows ahead, while this row's
+// reductions run, without holding them in registers. Up to two rows ahead, in at most 160 KB of
+// shared memory (a 4096-wide f16 row: 48 KB); 1 (as written) where two stages do not fit.
+inline std::int64_t norm_bwd_row_stages(std::int64_t block) {
+  return std::clamp<std::int64_t>(160 * 1024 / (2 * block * 2), 1, 3);
+}
+
 inline ts::LaunchOptions norm_bwd_dx_options(std::int64_t cols, std::int64_t programs,
                                              ts::Executor ex = ts::Executor::Auto) {
   const std::int64_t block = next_pow2(cols);
   // An 8192-wide row holds seven f32 tiles live (x, dy, w, x_hat, w*dy and two accumulators):
   // 16 warps keep that in registers.
   const int warps = block >= 8192 ? 16 : block >= 1024 ? 8 : 4;
-  return {.grid = {programs}, .meta = {{"BLOCK", block}}, .num_warps = warps, .executor = ex};
+  return {.grid = {programs},
+          .meta = {{"BLOCK", block}, {"ROW_STAGES", norm_bwd_row_stages(block)}},
+          .num_warps = warps,
+          .executor = ex};
 }
 
 // The column sums of the [P, N] partial buffers: one program per BLOCK_N columns, a loop over
@@ -217,6 +228,7 @@ inline auto make_layer_norm_bwd_dx() {
     auto inv_n = 1.0f / n.to<float>();
     auto dw_acc = ts::zeros<float>({BLOCK});
     auto db_acc = ts::zeros<float>({BLOCK});
+    const ts::LoopOptions rows_ahead{.num_stages = static_cast<int>(ts::meta("ROW_STAGES"))};
     ts::for_range(pid, m, ts::num_programs(0), [&](ts::Int row) {
       auto offs = row * stride + cols;
       auto xv = ts::load(x + offs, mask, 0.0f).to<float>();
@@ -231,7 +243,7 @@ inline auto make_layer_norm_bwd_dx() {
       ts::store(dx + offs, ((wdy - (x_hat * c1 + c2)) * r).to<ts::half>(), mask);
       dw_acc = dw_acc + dyv * x_hat;
       db_acc = db_acc + dyv;
-    });
+    }, rows_ahead);
     ts::store(dw_partial + pid * n + cols, dw_acc, mask);
     ts::store(db_partial + pid * n + cols, db_acc, mask);
   });
@@ -271,6 +283,7 @@ inline auto make_rms_norm_bwd_dx() {
     auto wv = ts::load(w + cols, mask, 0.0f).to<float>();
     auto inv_n = 1.0f / n.to<float>();
     auto dw_acc = ts::zeros<float>({BLOCK});
+    const ts::LoopOptions rows_ahead{.num_stages = static_cast<int>(ts::meta("ROW_STAGES"))};
     ts::for_range(pid, m, ts::num_programs(0), [&](ts::Int row) {
       auto offs = row * stride + cols;
       auto xv = ts::load(x + offs, mask, 0.0f).to<float>();
@@ -281,7 +294,7 @@ inline auto make_rms_norm_bwd_dx() {
       auto c1 = ts::sum(x_hat * wdy, 0) * inv_n;
       ts::store(dx + offs, ((wdy - x_hat * c1) * r).to<ts::half>(), mask);
       dw_acc = dw_acc + dyv * x_hat;
-    });
+    }, rows_ahead);
     ts::store(dw_partial + pid * n + cols, dw_acc, mask);
   });
 }

@@ -18,6 +18,9 @@
 namespace tessera::detail {
 namespace {
 
+// LoopOptions::num_stages's range, as LaunchOptions::num_stages's (launch.cpp).
+constexpr int kMaxLoopStages = 8;
+
 // Undoes a half-traced control op if its body throws: the region is popped, the op removed and
 // the builder put back, so that a caller who catches the error sees a consistent trace.
 class RegionGuard {
@@ -150,14 +153,20 @@ void check_loop_bounds(const ir::Value* lb, const ir::Value* ub, const ir::Value
 }  // namespace
 
 void trace_for(ir::Value* lb, ir::Value* ub, ir::Value* step, const std::function<void(ir::Value* iv)>& body,
-               const Loc& loc) {
+               int num_stages, const Loc& loc) {
   TraceState& st = current_state(loc);
   check_region_depth(st, "for_range", loc);
   check_loop_bounds(lb, ub, step, loc);
+  if (num_stages < 0 || num_stages > kMaxLoopStages)
+    program_error(loc, fmt::format("for_range: LoopOptions::num_stages is {}; give 1 to {} (0: the launch's num_stages "
+                                   "for loops that feed a dot)",
+                                   num_stages, kMaxLoopStages));
   ir::Builder& b = builder_at(loc);
   const ir::SourceLoc where = b.loc();
   ir::Block* outer_block = b.block();
-  ir::Op* op = b.create(ir::OpKind::For, {lb, ub, step}, {}, {}, 1);
+  std::map<std::string, ir::Attr> attrs;
+  if (num_stages > 0) attrs["num_stages"] = std::int64_t{num_stages};
+  ir::Op* op = b.create(ir::OpKind::For, {lb, ub, step}, {}, std::move(attrs), 1);
   RegionGuard guard(st, op);
   ir::Block* block = op->regions[0]->block.get();
   ir::Value* iv = block->add_arg(lb->type);

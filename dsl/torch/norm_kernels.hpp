@@ -75,24 +75,16 @@ auto make_layer_norm_bwd_dx() {
     auto inv_n = 1.0f / n.to<float>();
     auto dw_acc = ts::zeros<float>({BLOCK});
     auto db_acc = ts::zeros<float>({BLOCK});
-    // The next row's x, dy, mean and rstd are loaded before this row's reductions (carried by the
-    // loop), so that their latency overlaps the arithmetic.
-    auto x_next = ts::load(x + pid * n + cols, mask, 0.0f);
-    auto dy_next = ts::load(dy + pid * n + cols, mask, 0.0f);
-    auto mean_next = ts::load(mean + pid);
-    auto rstd_next = ts::load(rstd + pid);
+    // The loop is pipelined (LoopOptions): the next rows' x and dy are copied into shared memory
+    // (cp.async) ROW_STAGES - 1 rows ahead and mean and rstd loaded one row ahead, so that their
+    // latency overlaps this row's reductions without holding a row in registers.
+    const ts::LoopOptions rows_ahead{.num_stages = static_cast<int>(ts::meta("ROW_STAGES"))};
     ts::for_range(pid, m, ts::num_programs(0), [&](ts::Int row) {
       auto offs = row * n + cols;
-      auto xv = x_next.template to<float>();
-      auto dyv = dy_next.template to<float>();
-      auto mu = mean_next;
-      auto r = rstd_next;
-      auto next = row + ts::num_programs(0);
-      auto has_next = next < m;
-      x_next = ts::load(x + next * n + cols, mask && has_next, 0.0f);
-      dy_next = ts::load(dy + next * n + cols, mask && has_next, 0.0f);
-      mean_next = ts::load(mean + next, has_next, 0.0f);
-      rstd_next = ts::load(rstd + next, has_next, 0.0f);
+      auto xv = ts::load(x + offs, mask, 0.0f).template to<float>();
+      auto dyv = ts::load(dy + offs, mask, 0.0f).template to<float>();
+      auto mu = ts::load(mean + row);
+      auto r = ts::load(rstd + row);
       // Masked lanes would give x_hat = -mean * rstd: zero them so that the sums see nothing.
       auto x_hat = ts::where(mask, (xv - mu) * r, 0.0f);
       auto wdy = wv * dyv;
@@ -101,7 +93,7 @@ auto make_layer_norm_bwd_dx() {
       ts::store(dx + offs, ((wdy - (x_hat * c1 + c2)) * r).template to<T>(), mask);
       dw_acc = dw_acc + dyv * x_hat;
       db_acc = db_acc + dyv;
-    });
+    }, rows_ahead);
     ts::store(dw_partial + pid * n + cols, dw_acc, mask);
     ts::store(db_partial + pid * n + cols, db_acc, mask);
   });
@@ -120,25 +112,18 @@ auto make_rms_norm_bwd_dx() {
     auto wv = ts::load(w + cols, mask, 0.0f).template to<float>();
     auto inv_n = 1.0f / n.to<float>();
     auto dw_acc = ts::zeros<float>({BLOCK});
-    auto x_next = ts::load(x + pid * n + cols, mask, 0.0f);  // prefetched as in layer norm's
-    auto dy_next = ts::load(dy + pid * n + cols, mask, 0.0f);
-    auto rstd_next = ts::load(rstd + pid);
+    const ts::LoopOptions rows_ahead{.num_stages = static_cast<int>(ts::meta("ROW_STAGES"))};  // as layer norm's
     ts::for_range(pid, m, ts::num_programs(0), [&](ts::Int row) {
       auto offs = row * n + cols;
-      auto xv = x_next.template to<float>();
-      auto dyv = dy_next.template to<float>();
-      auto r = rstd_next;
-      auto next = row + ts::num_programs(0);
-      auto has_next = next < m;
-      x_next = ts::load(x + next * n + cols, mask && has_next, 0.0f);
-      dy_next = ts::load(dy + next * n + cols, mask && has_next, 0.0f);
-      rstd_next = ts::load(rstd + next, has_next, 0.0f);
+      auto xv = ts::load(x + offs, mask, 0.0f).template to<float>();
+      auto dyv = ts::load(dy + offs, mask, 0.0f).template to<float>();
+      auto r = ts::load(rstd + row);
       auto x_hat = xv * r;  // masked lanes loaded 0
       auto wdy = wv * dyv;
       auto c1 = ts::sum(x_hat * wdy, 0) * inv_n;
       ts::store(dx + offs, ((wdy - x_hat * c1) * r).template to<T>(), mask);
       dw_acc = dw_acc + dyv * x_hat;
-    });
+    }, rows_ahead);
     ts::store(dw_partial + pid * n + cols, dw_acc, mask);
   });
 }

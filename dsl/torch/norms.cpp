@@ -28,6 +28,14 @@ int bwd_warps(std::int64_t block) { return block >= 4096 ? 16 : block >= 1024 ? 
 // loads of one program could not cover the memory latency. Capped at 64 (32 bytes spilled), two
 // programs: 1939 -> 2250 GB/s (H100, fp16 32768 x 4096, tests/bench/torch_ops_bench.py). Only
 // for at most 8 elements a thread: a 8192-wide row at 16 warps takes 128 registers already.
+// The dX kernels' row loop depth (norm_kernels.hpp, LoopOptions): rows of x and dy in shared
+// memory, this one and up to two ahead, in at most 160 KB (a 4096-wide f16 row: 48 KB, two
+// programs per multiprocessor); 1 (not pipelined) where two stages do not fit.
+std::int64_t row_stages(std::int64_t block, std::int64_t elem_bytes) {
+  constexpr std::int64_t kRingBytes = 160 * 1024;
+  return std::clamp<std::int64_t>(kRingBytes / (2 * block * elem_bytes), 1, 3);
+}
+
 int two_programs_per_sm(int num_warps) { return std::min(255, 65536 / (2 * 32 * num_warps)); }
 
 }  // namespace
@@ -70,7 +78,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_bwd(const at::Tensor& 
   at::Tensor db_partial = at::empty({programs, r.cols}, x.options().dtype(at::kFloat));
   dispatch_float(x.scalar_type(), "layer_norm_backward", [&]<class T>(T) {
     static auto k = make_layer_norm_bwd_dx<T>();
-    ts::LaunchOptions o = launch_options(x, {programs}, {{"BLOCK", block}}, bwd_warps(block));
+    ts::LaunchOptions o = launch_options(x, {programs}, {{"BLOCK", block}, {"ROW_STAGES", row_stages(block, sizeof(T))}}, bwd_warps(block));
     if (block <= 8 * 32 * o.num_warps) o.compile.maxnreg = two_programs_per_sm(o.num_warps);
     k[o](x, dy, dx, w, mean, rstd, dw_partial, db_partial, static_cast<std::int32_t>(r.rows),
          static_cast<std::int32_t>(r.cols));
@@ -112,7 +120,7 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_bwd(const at::Tensor& dy_in, const a
   at::Tensor dw_partial = at::empty({programs, r.cols}, x.options().dtype(at::kFloat));
   dispatch_float(x.scalar_type(), "rms_norm_backward", [&]<class T>(T) {
     static auto k = make_rms_norm_bwd_dx<T>();
-    k[launch_options(x, {programs}, {{"BLOCK", block}}, bwd_warps(block))](
+    k[launch_options(x, {programs}, {{"BLOCK", block}, {"ROW_STAGES", row_stages(block, sizeof(T))}}, bwd_warps(block))](
         x, dy, dx, w, rstd, dw_partial, static_cast<std::int32_t>(r.rows), static_cast<std::int32_t>(r.cols));
     sum_partials<T>(dw_partial, dw, programs, r.cols);
   });

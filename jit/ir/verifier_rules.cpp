@@ -409,6 +409,10 @@ std::string for_rule(const Op& op) {
   if (body.args.size() != carried + 1)
     return fmt::format("for body must have {} block arguments (iv, carried...), got {}", carried + 1, body.args.size());
   if (!same_type(body.args[0]->type, iv)) return fmt::format("induction variable must be {}, got {}", to_string(iv), to_string(body.args[0]->type));
+  if (auto it = op.attrs.find("num_stages"); it != op.attrs.end()) {  // LoopOptions (control.hpp)
+    const auto* n = std::get_if<std::int64_t>(&it->second);
+    if (!n || *n < 1 || *n > 8) return "for's num_stages must be an integer from 1 to 8";
+  }
   std::vector<const Type*> types;
   for (std::size_t i = 0; i < carried; ++i) {
     const Type& t = operand_type(op, static_cast<int>(3 + i));

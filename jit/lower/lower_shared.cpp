@@ -18,11 +18,44 @@ using I = std::int64_t;
 
 namespace {
 
-// Shared buffers the lowering lays out: stages of 2-D tiles, or one 2-D tile (not indexed).
-void check_compiled_rank(const Op& op, const ir::Type& buffer, bool indexed) {
-  if (buffer.rank() != 3 && (indexed || buffer.rank() != 2))
-    throw ProgramError(fmt::format("'{}' at {}: a shared buffer of {} dim(s) ({}) is not compiled yet (stages of 2-D tiles{} are)",
-                                   op.name(), op.loc.str(), buffer.rank(), ir::to_string(buffer), indexed ? "" : " or one 2-D tile"));
+// Shared buffers the lowering lays out: stages of 1-D or 2-D tiles, or one 2-D tile.
+void check_compiled_rank(const Op& op, const ir::Type& buffer) {
+  if (buffer.rank() != 3 && buffer.rank() != 2)
+    throw ProgramError(fmt::format("'{}' at {}: a shared buffer of {} dim(s) ({}) is not compiled yet (stages of 1-D or 2-D "
+                                   "tiles, or one 2-D tile, are)",
+                                   op.name(), op.loc.str(), buffer.rank(), ir::to_string(buffer)));
+}
+
+// Whether a debug_barrier lies between `op` and the last async_wait before it in its block: the
+// order in which the copies another thread waited for become visible to this one.
+bool barrier_since_wait(const Op& op) {
+  const auto& ops = op.parent->ops;
+  auto it = std::find_if(ops.rbegin(), ops.rend(), [&](const auto& o) { return o.get() == &op; });
+  bool barrier = false;
+  for (++it; it != ops.rend(); ++it) {
+    if ((*it)->kind == OpKind::AsyncWait) return barrier;
+    barrier = barrier || (*it)->kind == OpKind::DebugBarrier;
+  }
+  return false;
+}
+
+// A 1-D tile (a row a persistent loop copies into a ring) as the 2-D tile [1, N] its bytes are:
+// the same elements in the same slots (a blocked layout with one row of threads), so that the
+// 2-D shared-tile arithmetic serves both. A 2-D tile as it is.
+ir::Type as_2d(const Op& op, const ir::Type& t) {
+  if (t.rank() != 1) return t;
+  const ir::Layout& l = t.layout;
+  if (l.kind != ir::Layout::Kind::Blocked)
+    throw ProgramError(fmt::format("'{}' at {}: a 1-D tile of {} in shared memory is not compiled yet (blocked layouts are)",
+                                   op.name(), op.loc.str(), ir::to_string(t)));
+  ir::Type row = t;
+  row.shape = {1, t.shape[0]};
+  row.layout.size_per_thread = {1, l.size_per_thread[0]};
+  row.layout.threads_per_warp = {1, l.threads_per_warp[0]};
+  row.layout.warps_per_cta = {1, l.warps_per_cta[0]};
+  row.layout.order = {1, 0};
+  if (!l.lane_repeat.empty()) row.layout.lane_repeat = {1, l.lane_repeat[0]};
+  return row;
 }
 
 // The conjuncts of an i1 value: the leaves of its tree of `and`s, without repeats or constant trues.
@@ -69,26 +102,33 @@ std::vector<llvm::Value*> share_common_conjuncts(llvm::IRBuilder<>& b, const std
 
 }  // namespace
 
-// A view local_store and local_load can move: one stage of 2-D tiles, of elements wider than a
-// bit, of a buffer no async copy fills (whose barriers the IR's schedule would have to say).
+// A view local_store and local_load can move: one stage of 2-D tiles (local_load: or 1-D), of
+// elements wider than a bit. local_load may read a ring: the IR's async_wait and debug_barrier before it order
+// the copies (the pipeline pass reads a row loop's rings back so; the layout pass loads a
+// transposed view right before the dot that reads it: shared_encodings.hpp). local_store may not
+// write one (its barriers against the copies would have to follow the waits).
 void KernelLowering::check_compiled_view(const Op& op) const {
   const ir::Type& view = op.operands[0]->type;
-  if (view.rank() != 2 || view.dtype == ir::DType::I1)
-    throw ProgramError(fmt::format("'{}' at {}: a view of {} is not compiled yet (one stage of 2-D tiles of bytes or wider is)",
+  const bool rank_ok = view.rank() == 2 || (view.rank() == 1 && op.kind == OpKind::LocalLoad);
+  if (!rank_ok || view.dtype == ir::DType::I1)
+    throw ProgramError(fmt::format("'{}' at {}: a view of {} is not compiled yet (one stage of 2-D tiles of bytes or wider is; "
+                                   "local_load also reads 1-D ones)",
                                    op.name(), op.loc.str(), ir::to_string(view)));
-  // (A transposed view of a ring is loaded by the layout pass right before the dot that reads it,
-  // after the ring's wait and barrier: shared_encodings.hpp.)
-  const bool before_its_dot = op.kind == OpKind::LocalLoad && op.operands[0]->def && op.operands[0]->def->kind == OpKind::SmemTrans;
-  if (!before_its_dot && smem_plan_->is_ring(*analysis::shared_buffer_of(op.operands[0])))
+  if (!smem_plan_->is_ring(*analysis::shared_buffer_of(op.operands[0]))) return;
+  if (op.kind == OpKind::LocalStore)
     throw ProgramError(fmt::format("'{}' at {}: a buffer that async_copy also fills is not compiled yet (its barriers would "
                                    "have to follow the copies' waits)",
+                                   op.name(), op.loc.str()));
+  if (!barrier_since_wait(op))
+    throw ProgramError(fmt::format("'{}' at {}: reads a buffer that async_copy fills with no debug_barrier between the "
+                                   "async_wait before it and it (other threads' copies would not be visible)",
                                    op.name(), op.loc.str()));
 }
 
 KernelLowering::SharedTile KernelLowering::shared_tile(const ir::Type& view) const {
   SharedTile s;
-  s.rows = view.shape.at(0);
-  s.cols = view.shape.at(1);
+  s.rows = view.rank() == 1 ? 1 : view.shape.at(0);  // a 1-D view: one row (as_2d)
+  s.cols = view.shape.back();
   s.esz = ir::dtype_bytes(view.dtype);
   switch (view.encoding.kind) {
     case ir::SharedEncoding::Kind::Nvmma:
@@ -110,12 +150,12 @@ KernelLowering::SharedTile KernelLowering::shared_tile(const ir::Type& view) con
 void KernelLowering::lower_shared_memory_op(const Op& op) {
   switch (op.kind) {
     case OpKind::LocalAlloc:
-      check_compiled_rank(op, op.result()->type, false);
+      check_compiled_rank(op, op.result()->type);
       set(op.result(), {scratch(op)});
       return;
     case OpKind::SmemIndex: {  // stage slot mod stages (ops.def)
       const ir::Type& buffer = op.operands[0]->type;
-      check_compiled_rank(op, buffer, true);
+      check_compiled_rank(op, buffer);
       llvm::Value* stage = b_.CreateURem(get(op.operands[1])[0], i32(b_, buffer.shape[0]));
       llvm::Value* offset = b_.CreateMul(stage, i32(b_, analysis::shared_stage_bytes(op.result()->type)));
       set(op.result(), {b_.CreateGEP(b_.getInt8Ty(), get(op.operands[0])[0], offset)});
@@ -152,18 +192,19 @@ void KernelLowering::lower_local_store(const Op& op) {
 void KernelLowering::lower_local_load(const Op& op) {
   const ir::Value* view = op.operands[0];
   check_compiled_view(op);
-  set(op.result(), load_from_shared(op.result()->type, get(view)[0], shared_tile(view->type)));
+  set(op.result(), load_from_shared(as_2d(op, op.result()->type), get(view)[0], shared_tile(view->type)));
 }
 
 void KernelLowering::lower_async_copy(const Op& op) {
   const ir::Value* view = op.operands[0];
   const ir::Value* ptr_v = op.operands[1];
   const ir::Value* mask_v = op.operands.size() > 2 ? op.operands[2] : nullptr;
-  if (view->type.rank() != 2)
-    throw ProgramError(fmt::format("async_copy at {}: into {} (a view must be one stage of 2-D tiles to be compiled)",
+  if (view->type.rank() != 2 && view->type.rank() != 1)
+    throw ProgramError(fmt::format("async_copy at {}: into {} (a view must be one stage of 1-D or 2-D tiles to be compiled)",
                                    op.loc.str(), ir::to_string(view->type)));
   llvm::Value* base = get(view)[0];
   const ir::Type& t = ptr_v->type;  // the tile copied: its shape and layout, pointers to its elements
+  const ir::Type t2 = as_2d(op, t);  // (its slots, in two dims)
   const I esz = ir::dtype_bytes(t.pointee);
   const SharedTile tile = shared_tile(view->type);
   llvm::Type* elem = scalar_type(ir::Type::scalar(t.pointee));
@@ -186,7 +227,7 @@ void KernelLowering::lower_async_copy(const Op& op) {
   // runs along the dim the buffer stores contiguously are one copy (padded rows: dim 1; wgmma's
   // operands: their encoding's); others (a transposed A, vectorized along M, into padded rows) are
   // scattered element by element.
-  const auto layout_dist = analysis::distribute(t);
+  const auto layout_dist = analysis::distribute(t2);
   const bool runs_along_rows = layout_dist.slice_dim < 0 && layout_dist.layout.order[0] == tile.contiguous_dim;
   const auto groups = access_groups(ptr_v, mask_v);
   auto one_copy = [&](const std::vector<I>& g) {
@@ -198,7 +239,7 @@ void KernelLowering::lower_async_copy(const Op& op) {
     if (one_copy(g)) slots.push_back(g[0]);
     else slots.insert(slots.end(), g.begin(), g.end());
   }
-  offset_of = shared_element_offsets(t, tile, slots);
+  offset_of = shared_element_offsets(t2, tile, slots);
   check_bounds(op, "load", t, ptrs, mask, esz);
   std::vector<llvm::Value*> copy_preds;
   for (const auto& g : groups)

@@ -305,6 +305,13 @@ class LayoutAssigner {
       set_layout(op.result(), *a);
     else if (op.kind == OpKind::Load && op.result()->type.is_tile())
       set_layout(op.result(), load_layout(op));
+    else if (op.kind == OpKind::LocalLoad) {
+      // A row loop's ring read back (pipeline_loads.hpp): the layout its users ask for where it is
+      // blocked, else the rank's default (the lowering reads shared memory into blocked layouts).
+      auto it = requested_.find(op.result());
+      const bool blocked = it != requested_.end() && it->second.kind == Layout::Kind::Blocked;
+      set_layout(op.result(), blocked ? it->second : default_for(op.result()));
+    }
     else if (op.kind == OpKind::InlineAsm) {
       // One layout for every result: the assembly computes them together, slot by slot.
       auto it = requested_.find(op.result());

@@ -31,7 +31,7 @@ constexpr PassInfo kPasses[] = {
     {"dce", "remove ops without side effects whose results are unused", module_only<dce>},
     {"hoist-loads", "move loads up to the last write or dependency, to overlap their latency", module_only<hoist_loads>},
     {"pipeline", "with num_stages >= 2: issue the loads feeding a loop's dot one iteration ahead",
-     [](ir::Module& m, const PassContext& c) { pipeline_dot_loads(m, c.num_stages); }},
+     [](ir::Module& m, const PassContext& c) { pipeline_loads(m, c.num_stages); }},
     {"legalize-fp8", "compute fp8 ops in f32: casts around them (the lowering keeps fp8 in moves and casts only)", module_only<legalize_fp8>},
     {"coalesce", "give tiles layouts: coalesced for memory accesses, blocked or slice elsewhere; insert conversions",
      [](ir::Module& m, const PassContext& c) { assign_layouts(m, c.target); }},

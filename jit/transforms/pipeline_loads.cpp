@@ -45,19 +45,48 @@ bool is_zero_constant(const Value* v) {
   return false;
 }
 
+// The kernel argument a pointer (tile) is computed from through addptr and the shape ops, or null
+// where it is loaded, selected or otherwise not traced to one.
+const Value* pointer_root(const Value* v) {
+  while (v->def) {
+    switch (v->def->kind) {
+      case OpKind::AddPtr:
+      case OpKind::Splat:
+      case OpKind::Broadcast:
+      case OpKind::ExpandDims:
+      case OpKind::Reshape: v = v->def->operands[0]; break;
+      default: return nullptr;
+    }
+  }
+  // A block argument of the entry block (the module's region, which no op holds).
+  const bool kernel_argument = v->owner && v->owner->parent && !v->owner->parent->parent;
+  return kernel_argument && v->type.is_ptr() ? v : nullptr;
+}
+
+// Whether the loop's step is known to be positive: a positive constant, or num_programs.
+bool positive_step(const Op& loop) {
+  const Value* step = loop.operands[2];
+  if (!step->def) return false;
+  if (step->def->kind == OpKind::NumPrograms) return true;
+  return step->def->kind == OpKind::Constant && std::holds_alternative<std::int64_t>(step->def->attrs.at("value")) &&
+         std::get<std::int64_t>(step->def->attrs.at("value")) > 0;
+}
+
 class LoopPipeliner {
  public:
   LoopPipeliner(Op& loop, int num_stages) : loop_(loop), body_(*loop.regions[0]->block), stages_(num_stages) {}
 
-  void run() {
-    const Value* step = loop_.operands[2];
-    if (!step->def || step->def->kind != OpKind::Constant || !std::holds_alternative<std::int64_t>(step->def->attrs.at("value")) ||
-        std::get<std::int64_t>(step->def->attrs.at("value")) <= 0)
-      return;
-    if (loop_writes_memory(body_)) return;
+  // `marked`: the loop asked for pipelining itself (LoopOptions), which pipelines it without a dot.
+  void run(bool marked) {
+    if (!positive_step(loop_)) return;
     std::vector<Op*> dots;  // collected first: pipelining inserts ops into the body
     for (auto& op : body_.ops)
       if (op->kind == OpKind::Dot) dots.push_back(op.get());
+    if (dots.empty()) {
+      if (marked) pipeline_loop_loads();
+      return;
+    }
+    if (loop_writes_memory(body_)) return;
     // Per operand: loop-invariant tiles are stored into shared memory once, before the loop;
     // loads used by nothing but the dot, whose masked-off elements are zero (cp.async zero-fills),
     // are copied into rings; other loads are prefetched one iteration ahead in registers.
@@ -88,6 +117,36 @@ class LoopPipeliner {
           in_registers.push_back(load);
       }
     if (!rings.empty()) pipeline_async(rings);
+    for (Op* load : in_registers) pipeline_in_registers(*load);
+  }
+
+  // A loop without a dot that asked for pipelining (a persistent row loop): each tile load of the
+  // body whose masked-off elements are 0 goes into a ring and is read back with local_load where
+  // it was (pipeline_into_registers); each scalar load is loaded one iteration ahead in registers.
+  // Loads issued early pass the stores of the iterations between: as Triton's pipeliner does, the
+  // pass assumes that a store through one kernel argument does not write what a load through
+  // another reads, and leaves alone a load whose argument the loop stores through. A loop with any
+  // other write or ordering (atomics, barriers, prints, asserts) is left as written.
+  void pipeline_loop_loads() {
+    std::vector<const Value*> stored;
+    bool only_stores = true;
+    ir::walk(body_, [&](Op& op) {
+      if (!writes_or_orders_memory(op)) return;
+      const Value* root = op.kind == OpKind::Store ? pointer_root(op.operands[0]) : nullptr;
+      if (root) stored.push_back(root);
+      else only_stores = false;
+    });
+    if (!only_stores) return;
+    std::vector<Ring> rings;
+    std::vector<Op*> in_registers;
+    for (auto& op : body_.ops) {
+      if (op->kind != OpKind::Load) continue;
+      const Value* root = pointer_root(op->operands[0]);
+      if (!root || std::find(stored.begin(), stored.end(), root) != stored.end() || !slice_of(*op)) continue;
+      if (!op->result()->type.is_tile()) in_registers.push_back(op.get());
+      else if (op->operands.size() < 3 || is_zero_constant(op->operands[2])) rings.push_back({op.get(), {}});
+    }
+    if (!rings.empty()) pipeline_into_registers(rings);
     for (Op* load : in_registers) pipeline_in_registers(*load);
   }
 
@@ -209,7 +268,7 @@ class LoopPipeliner {
     }
     b.set_loc(load.loc);
     const ir::Type& t = load.result()->type;
-    Value* range = b.create1(OpKind::Splat, {in_range}, ir::Type::scalar(ir::DType::I1).with_shape(t.shape));
+    Value* range = t.is_tile() ? b.create1(OpKind::Splat, {in_range}, ir::Type::scalar(ir::DType::I1).with_shape(t.shape)) : in_range;
     Value* mask = load.operands.size() > 1 ? b.create1(OpKind::And, {map_of(map, load.operands[1]), range}, range->type) : range;
     Value* other = load.operands.size() > 2 ? map_of(map, load.operands[2]) : nullptr;
     return {map_of(map, load.operands[0]), mask, other};
@@ -353,38 +412,15 @@ class LoopPipeliner {
   void pipeline_async(std::vector<Ring>& rings) {
     const int depth = stages_ - 1;
     const auto n = static_cast<std::int64_t>(rings.size());
-    ir::Block& outer = *loop_.parent;
-    const ir::Type i32 = ir::Type::scalar(ir::DType::I32);
-    for (Ring& r : rings) r.buffer = allocate_at_top_level(ring_type(*r.load, stages_), r.load->loc);
+    Value* bound = start_rings(rings);
     ir::Block scratch;
-    Value* bound = nullptr;
-    {
-      ir::Builder b(&scratch);
-      b.set_loc(rings[0].load->loc);
-      // Inside an outer loop, the previous run of this loop's dots may still be reading the stages
-      // the prologue refills (other warps): a barrier first.
-      if (ir::parent_op(loop_)) b.create(OpKind::DebugBarrier, {}, {});
-      bound = narrow_bound(b, depth);
-      for (int j = 0; j < depth; ++j) {
-        auto [at, in_range] = iteration(b, loop_.operands[0], j);
-        Value* slot = b.int_constant(ir::DType::I32, j);
-        for (const Ring& r : rings) clone_copy(scratch, *r.load, at, in_range, r.buffer, slot);
-      }
-      splice(scratch, outer, position_of(outer, &loop_));
-    }
     Value* count = nullptr;  // the body's iteration count, the stage the dots read
     Op* first_dot = rings.front().readers.front().dot;
     std::int64_t waited = -1;  // the last ring whose stage i the waits so far cover
     for (Op* dot : ring_readers_in_order(rings)) {
       ir::Builder b(&scratch);
       b.set_loc(dot->loc);
-      if (!count) {  // i = (iv - lb) / step, unsigned (iv >= lb, step > 0), as an i32
-        Value* iv = body_.args[0].get();
-        const ir::Type u = ir::Type::scalar(ir::dtype_bytes(iv->type.dtype) >= 8 ? ir::DType::U64 : ir::DType::U32);
-        Value* from_lb = b.create1(OpKind::Sub, {iv, loop_.operands[0]}, iv->type);
-        Value* quotient = b.create1(OpKind::Div, {b.create1(OpKind::Cast, {from_lb}, u), b.create1(OpKind::Cast, {loop_.operands[2]}, u)}, u);
-        count = b.create1(OpKind::Cast, {quotient}, i32);
-      }
+      if (!count) count = iteration_count(b);
       std::int64_t m = -1;  // the dot's last ring
       for (std::int64_t r = 0; r < n; ++r)
         for (const Reader& reader : rings[static_cast<std::size_t>(r)].readers) m = reader.dot == dot ? r : m;
@@ -407,16 +443,89 @@ class LoopPipeliner {
         }
       splice(scratch, body_, position_of(body_, dot));
     }
-    {
-      ir::Builder b(&scratch);
-      b.set_loc(rings[0].load->loc);
-      Value* slot = b.create1(OpKind::Add, {count, b.int_constant(ir::DType::I32, depth)}, i32);
-      auto [at, in_range] = iteration(b, body_.args[0].get(), depth, bound);
-      for (const Ring& r : rings) clone_copy(scratch, *r.load, at, in_range, r.buffer, slot);
-      splice(scratch, body_, std::next(position_of(body_, first_dot)));
-    }
+    copy_ahead(scratch, rings, count, bound);
+    splice(scratch, body_, std::next(position_of(body_, first_dot)));
+    finish_rings(rings.back().readers.back().dot->loc);
+  }
+
+  // The rings of a loop without a dot (pipeline_loop_loads), read back into registers where the
+  // first ringed load of the body was; n rings, depth = num_stages - 1:
+  //   prologue:  as pipeline_async's
+  //   body:      async_wait {pending = n (depth - 1)}  (iteration i's copies landed; those of
+  //                i + 1 .. i + depth - 1 may be in flight)
+  //              debug_barrier  (every thread's copies visible; every thread done reading the
+  //                stage the copies below overwrite, iteration i - 1's)
+  //              local_load of stage i of each ring, replacing its load
+  //              the copies of iteration i + depth into stage i + depth, a commit each
+  //   after:     async_wait {pending = 0}
+  void pipeline_into_registers(std::vector<Ring>& rings) {
+    const auto n = static_cast<std::int64_t>(rings.size());
+    Value* bound = start_rings(rings);
+    Op* first = rings.front().load;
+    ir::Block scratch;
     ir::Builder b(&scratch);
-    b.set_loc(rings.back().readers.back().dot->loc);
+    b.set_loc(first->loc);
+    Value* count = iteration_count(b);
+    b.create(OpKind::AsyncWait, {}, {}, {{"pending", n * (stages_ - 2)}});
+    b.create(OpKind::DebugBarrier, {}, {});
+    for (const Ring& r : rings) {
+      b.set_loc(r.load->loc);
+      Value* view = b.create1(OpKind::SmemIndex, {r.buffer, count}, view_type(*r.load));
+      ir::replace_all_uses(body_, r.load->result(), b.create1(OpKind::LocalLoad, {view}, r.load->result()->type));
+    }
+    copy_ahead(scratch, rings, count, bound);
+    splice(scratch, body_, position_of(body_, first));
+    finish_rings(rings.back().load->loc);
+  }
+
+  // The rings' buffers at the kernel's top level and, before the loop, the copies of iterations
+  // 0 .. depth - 1 into stages 0 .. depth - 1, one commit group per load and iteration. Returns
+  // the bound of the body's copies (narrow_bound).
+  Value* start_rings(std::vector<Ring>& rings) {
+    const int depth = stages_ - 1;
+    ir::Block& outer = *loop_.parent;
+    for (Ring& r : rings) r.buffer = allocate_at_top_level(ring_type(*r.load, stages_), r.load->loc);
+    ir::Block scratch;
+    ir::Builder b(&scratch);
+    b.set_loc(rings[0].load->loc);
+    // Inside an outer loop, the previous run of this loop's readers may still be reading the
+    // stages the prologue refills (other warps): a barrier first.
+    if (ir::parent_op(loop_)) b.create(OpKind::DebugBarrier, {}, {});
+    Value* bound = narrow_bound(b, depth);
+    for (int j = 0; j < depth; ++j) {
+      auto [at, in_range] = iteration(b, loop_.operands[0], j);
+      Value* slot = b.int_constant(ir::DType::I32, j);
+      for (const Ring& r : rings) clone_copy(scratch, *r.load, at, in_range, r.buffer, slot);
+    }
+    splice(scratch, outer, position_of(outer, &loop_));
+    return bound;
+  }
+
+  // i = (iv - lb) / step, unsigned (iv >= lb, step > 0), as an i32: the stage iteration i reads.
+  Value* iteration_count(ir::Builder& b) {
+    Value* iv = body_.args[0].get();
+    const ir::Type u = ir::Type::scalar(ir::dtype_bytes(iv->type.dtype) >= 8 ? ir::DType::U64 : ir::DType::U32);
+    Value* from_lb = b.create1(OpKind::Sub, {iv, loop_.operands[0]}, iv->type);
+    Value* quotient = b.create1(OpKind::Div, {b.create1(OpKind::Cast, {from_lb}, u), b.create1(OpKind::Cast, {loop_.operands[2]}, u)}, u);
+    return b.create1(OpKind::Cast, {quotient}, ir::Type::scalar(ir::DType::I32));
+  }
+
+  // Appends to `scratch` the copies of iteration i + depth (i: `count`) into stage i + depth.
+  void copy_ahead(ir::Block& scratch, const std::vector<Ring>& rings, Value* count, Value* bound) {
+    const int depth = stages_ - 1;
+    ir::Builder b(&scratch);
+    b.set_loc(rings[0].load->loc);
+    Value* slot = b.create1(OpKind::Add, {count, b.int_constant(ir::DType::I32, depth)}, ir::Type::scalar(ir::DType::I32));
+    auto [at, in_range] = iteration(b, body_.args[0].get(), depth, bound);
+    for (const Ring& r : rings) clone_copy(scratch, *r.load, at, in_range, r.buffer, slot);
+  }
+
+  // async_wait {pending = 0} right after the loop: no copy outlives it.
+  void finish_rings(const ir::SourceLoc& loc) {
+    ir::Block& outer = *loop_.parent;
+    ir::Block scratch;
+    ir::Builder b(&scratch);
+    b.set_loc(loc);
     b.create(OpKind::AsyncWait, {}, {}, {{"pending", std::int64_t{0}}});
     splice(scratch, outer, std::next(position_of(outer, &loop_)));
   }
@@ -445,11 +554,14 @@ void collect_loops(ir::Block& b, std::vector<Op*>& loops) {
 
 }  // namespace
 
-void pipeline_dot_loads(ir::Module& m, int num_stages) {
-  if (num_stages < 2) return;
+void pipeline_loads(ir::Module& m, int num_stages) {
   std::vector<Op*> loops;
   collect_loops(m.entry(), loops);
-  for (Op* loop : loops) LoopPipeliner(*loop, num_stages).run();
+  for (Op* loop : loops) {
+    const auto marked = loop->attrs.find("num_stages");  // LoopOptions
+    const int stages = marked != loop->attrs.end() ? static_cast<int>(std::get<std::int64_t>(marked->second)) : num_stages;
+    if (stages >= 2) LoopPipeliner(*loop, stages).run(marked != loop->attrs.end());
+  }
   cse(m);  // the loads' shared arithmetic, cloned once per load
   dce(m);  // the original loads and their address arithmetic
 }

@@ -4,7 +4,7 @@
 namespace tessera::transforms {
 
 // Software pipelining of the loads that feed a loop's dot (num_stages >= 2: the pass context's,
-// which is the launch's): each such load of iteration i+1 is issued in iteration i, before the dot of
+// which is the launch's; or the loop's own, below): each such load of iteration i+1 is issued in iteration i, before the dot of
 // iteration i, and carried around the loop in registers, so that its global-memory latency
 // overlaps the tensor-core work; a prologue loads iteration 0 before the loop.
 //
@@ -29,11 +29,20 @@ namespace tessera::transforms {
 //   the dot reads in every iteration (local_store, then a debug_barrier), instead of the dot
 //   staging it again in each.
 // - another load: prefetched in registers, one iteration ahead.
+// A loop that asks for pipelining itself ({num_stages = N}, ts::LoopOptions; N overrides the
+// pass context's for that loop, 1 leaves it alone) is pipelined also without a dot (a persistent
+// row loop that stores each row: layer norm's backward): each tile load of its body whose
+// masked-off elements are 0 goes into a ring as above and is read back into registers
+// (local_load) after the wait and barrier, where the first such load was; each scalar load is
+// prefetched in registers. There, as in Triton, a store through one kernel argument is assumed
+// not to write what a load through another reads; a load through an argument the loop stores
+// through, or any load of a loop with other writes (atomics) or barriers, stays as written.
 // Only loads whose address, mask and `other` depend on the induction variable and on values
-// defined outside the loop (not on carried values or on memory written in the loop: a loop that
-// stores or runs atomics is left alone), in loops with a positive constant step. `iv + j*s < ub`
-// is computed exactly (in 64 bits; in the loop as iv < a bound computed before it), so
-// prefetches past the end are masked off even where the i32 wraps.
-void pipeline_dot_loads(ir::Module& m, int num_stages);
+// defined outside the loop (not on carried values or, for a loop with a dot, on memory written in
+// the loop: such a loop that stores or runs atomics is left alone), in loops whose step is a
+// positive constant or num_programs. `iv + j*s < ub` is computed exactly (in 64 bits; in the loop
+// as iv < a bound computed before it), so prefetches past the end are masked off even where the
+// i32 wraps.
+void pipeline_loads(ir::Module& m, int num_stages);
 
 }  // namespace tessera::transforms

@@ -116,9 +116,12 @@ TEST_CASE("local_store and local_load compile, ordered by the barrier place-barr
 
 TEST_CASE("shared-memory ops the lowering does not compile yet are refused, naming the op", "[backend][nvptx]") {
   // ops.def "Shared memory": the lowering compiles stages of 2-D tiles, filled by async_copy and
-  // read by a dot, or written by local_store and read by local_load; a buffer of another rank, a
-  // view of i1, and the two mixed are refused.
-  // A buffer of two dims (stages of 1-D tiles).
+  // read by a dot or (after a barrier) local_load, or written by local_store and read by
+  // local_load, and stages of 1-D tiles that local_load reads; a buffer of another rank, a view of
+  // i1, local_store into a 1-D stage, and a local_load of a ring with no barrier after its wait
+  // are refused.
+  // A buffer of two dims (stages of 1-D tiles) written by local_store (local_load reads such a
+  // stage of a ring: a row loop's, tests/ir/pipeline_row_loads.tir).
   const std::string one_d_stages = R"(kernel @k(%x: ptr<f32> {divisibility = 16}) num_warps = 4 {
   %0 = arange {end = 128, start = 0} : <128xi32>
   %1 = splat %x : <128xptr<f32>>
@@ -185,8 +188,8 @@ TEST_CASE("shared-memory ops the lowering does not compile yet are refused, nami
   %c0 = constant {value = 0} : i32
   %s = smem_index %buf, %c0 : !smem<16x16xf16>
 )";
-  // A local_load of a stage async_copy filled: its barrier would have to follow the copies' wait,
-  // which place-barriers does not model (the pipeliner's rings order themselves).
+  // A local_load of a stage async_copy filled with no barrier after the wait: place-barriers does
+  // not model the copies (the pipeliner's rings order themselves), so the lowering checks it.
   const std::string load_of_ring = tile16 + R"(  async_copy %s, %p
   async_commit
   async_wait {pending = 0}
@@ -208,7 +211,8 @@ TEST_CASE("shared-memory ops the lowering does not compile yet are refused, nami
   for (const char* arch : {"sm_80", "sm_90a"}) {
     INFO("arch " << arch);
     CHECK_THROWS_WITH(tessera::lower::compile_to_device(*through_passes(load_of_ring, arch), arch),
-                      Catch::Contains("'local_load' at k.cpp:8:3: a buffer that async_copy also fills is not compiled yet"));
+                      Catch::Contains("'local_load' at k.cpp:8:3: reads a buffer that async_copy fills with no debug_barrier "
+                                      "between the async_wait before it and it"));
     auto stored = through_passes(dot_of_stored, arch);
     const std::string stored_ir = tessera::ir::print(*stored, {.locations = false});
     INFO(stored_ir);
@@ -221,7 +225,7 @@ TEST_CASE("shared-memory ops the lowering does not compile yet are refused, nami
     auto m = through_passes(one_d_stages, arch);
     CHECK_THROWS_AS(tessera::lower::compile_to_device(*m, arch), tessera::ProgramError);
     CHECK_THROWS_WITH(tessera::lower::compile_to_device(*m, arch),
-                      Catch::Contains("'smem_index' at k.cpp:7:9: a shared buffer of 2 dim(s) (!smem<1x128xf32>) is not compiled yet "
-                                      "(stages of 2-D tiles are)"));
+                      Catch::Contains("'local_store' at k.cpp:8:3: a view of !smem<128xf32> is not compiled yet (one stage of 2-D "
+                                      "tiles of bytes or wider is; local_load also reads 1-D ones)"));
   }
 }

@@ -15,6 +15,7 @@
 
 #include "examples/kernels.hpp"
 #include "examples/matmul_kernels.hpp"
+#include "examples/norm_kernels.hpp"
 
 namespace tessera::test {
 
@@ -150,6 +151,30 @@ inline HostCase matmul_case(std::int32_t m, std::int32_t n, std::int32_t k, cons
   return c;
 }
 
+inline auto& layer_norm_bwd_dx_kernel() { static auto k = ex::make_layer_norm_bwd_dx(); return k; }
+
+// Layer norm's backward dX example: a persistent row loop that asks for pipelining (LoopOptions,
+// ROW_STAGES deep): x's and dy's rows go through rings while dx is stored in the same loop.
+inline HostCase layer_norm_bwd_dx_case(std::int32_t rows, std::int32_t cols, std::int32_t programs, std::mt19937& rng) {
+  auto& k = layer_norm_bwd_dx_kernel();
+  HostCase c;
+  c.label = "layer_norm_bwd_dx, " + std::to_string(rows) + " x " + std::to_string(cols) + ", " + std::to_string(programs) +
+            " programs";
+  c.def = &k.def();
+  c.opts = ex::norm_bwd_dx_options(cols, programs, Executor::Interpreter);
+  const std::size_t elems = static_cast<std::size_t>(rows) * cols, partials = static_cast<std::size_t>(programs) * cols;
+  c.memory = {as_bytes_vector(random_values<half>(elems, rng, -2.f, 2.f)), as_bytes_vector(random_values<half>(elems, rng, -1.f, 1.f)),
+              as_bytes_vector(poisoned<half>(elems)), as_bytes_vector(random_values<half>(cols, rng, 0.5f, 1.5f)),
+              as_bytes_vector(random_values<float>(rows, rng, -0.5f, 0.5f)), as_bytes_vector(random_values<float>(rows, rng, 0.5f, 2.f)),
+              as_bytes_vector(poisoned<float>(partials)), as_bytes_vector(poisoned<float>(partials))};
+  auto a = std::remove_reference_t<decltype(k)>::arg_values(
+      typed<half>(c.memory[0]), typed<half>(c.memory[1]), typed<half>(c.memory[2]), typed<half>(c.memory[3]),
+      typed<float>(c.memory[4]), typed<float>(c.memory[5]), typed<float>(c.memory[6]), typed<float>(c.memory[7]), cols, rows,
+      cols);
+  c.args.assign(a.begin(), a.end());
+  return c;
+}
+
 // Small sizes of every example kernel: tails, exact multiples of the block (which turn on the
 // divisibility facts), and single rows and columns.
 inline std::vector<HostCase> small_cases(std::mt19937& rng) {
@@ -167,6 +192,9 @@ inline std::vector<HostCase> small_cases(std::mt19937& rng) {
   // checks every wait of the pipelined IR.
   cases.push_back(matmul_case(50, 40, 24, {.block_m = 32, .block_n = 32, .block_k = 16, .group_m = 1, .num_warps = 4, .num_stages = 4}, rng));
   cases.push_back(matmul_case(33, 17, 70, {.block_m = 16, .block_n = 16, .block_k = 16, .group_m = 2, .num_warps = 4, .num_stages = 5}, rng));
+  // Row loops: more rows per program than stages, fewer (a prologue copy past the end), a tail.
+  for (auto [rows, cols, programs] : {std::array{37, 128, 4}, std::array{3, 100, 2}, std::array{1, 16, 1}})
+    cases.push_back(layer_norm_bwd_dx_case(rows, cols, programs, rng));
   return cases;
 }
 

@@ -165,6 +165,30 @@ TEST_CASE("while_ is a do_while whose body runs under its condition", "[dsl][con
   }
 }
 
+TEST_CASE("LoopOptions marks the for for the pipeline pass, and a depth out of range names the line",
+          "[dsl][control][errors]") {
+  auto k = ts::kernel("marked_rows", [](ts::Ptr<float> x, ts::Ptr<float> y, ts::Int m) {
+    auto cols = ts::arange(0, 16);
+    ts::for_range(ts::program_id(0), m, ts::num_programs(0), [&](ts::Int row) {  // the line named
+      ts::store(y + row * 16 + cols, ts::load(x + row * 16 + cols) * 2.0f);
+    }, ts::LoopOptions{.num_stages = static_cast<int>(ts::meta("S"))});
+  });
+  const int line = __LINE__ - 4;
+  auto m = trace(k, {{"S", 3}});
+  const ir::Op* loop = first_op(m->entry(), OpKind::For);
+  REQUIRE(loop != nullptr);
+  CHECK(loop->int_attr("num_stages") == 3);
+  CHECK(first_op(trace(k, {{"S", 0}})->entry(), OpKind::For)->attrs.count("num_stages") == 0);  // the default
+  for (int bad : {-1, 9})
+    CHECK_THROWS_WITH(trace(k, {{"S", bad}}), Catch::Contains("LoopOptions::num_stages is " + std::to_string(bad)) &&
+                                                  Catch::Contains("dsl_control_test.cpp:" + std::to_string(line)));
+  // The marked loop runs on the interpreter as written (the attribute is the pipeline pass's).
+  std::vector<float> x(3 * 16), y(3 * 16, -1.0f);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  run(k, {{"S", 3}}, {2, 1, 1}, x, y, 3);
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == 2.0f * x[i]);
+}
+
 TEST_CASE("while_ refuses a condition that is not a scalar, naming the line", "[dsl][control][errors]") {
   auto k = ts::kernel("tile_cond", [](ts::Ptr<std::int32_t> out) {
     auto v = ts::arange(0, 16);

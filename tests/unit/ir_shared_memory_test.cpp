@@ -252,7 +252,7 @@ std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages, bool
   // No spare capacity at the top level: a pass that inserts there (local_alloc) while iterating
   // over those ops reads freed memory (it did, with a nested dot loop: random program seed 25215).
   mod->entry().ops.shrink_to_fit();
-  transforms::pipeline_dot_loads(*mod, mod->num_stages);
+  transforms::pipeline_loads(*mod, mod->num_stages);
   if (between) between(*mod);
   transforms::assign_layouts(*mod, analysis::target_info("sm_90a"));
   ir::verify(*mod);

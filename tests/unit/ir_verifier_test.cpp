@@ -234,6 +234,11 @@ TEST_CASE("verifier: for and if arities and types", "[ir][verifier]") {
   rejects("  if %n {\n    yield\n  } else {\n    yield\n  }\n  return\n", "if condition must be a scalar i1, got i32");
   rejects("  %0 = constant {value = 1} : i1\n  %1 = if %0 : i32 {\n    yield %n\n  } else {\n    yield\n  }\n  return\n",
           "region #1 yields 0 value(s), expected 1");
+  for (const char* stages : {"0", "9", "2.0"})
+    rejects(fmt::format("  %0 = constant {{value = 1}} : i32\n  for %0, %n, %0 {{num_stages = {}}} {{\n  ^bb(%1: i32):\n    yield\n  }}\n"
+                        "  return\n",
+                        stages),
+            "for's num_stages must be an integer from 1 to 8");
 }
 
 TEST_CASE("verifier: terminators and placement", "[ir][verifier]") {

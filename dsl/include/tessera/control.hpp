@@ -33,6 +33,20 @@ class LoopBound {
 };
 }  // namespace detail
 
+// How the compiler treats one loop (Triton's tl.range(..., num_stages=)).
+// num_stages >= 2 asks the pipeline pass to load this loop's tiles num_stages - 1 iterations
+// ahead, also where the loop stores and has no dot (a persistent row loop: layer norm's backward):
+// each tile load whose masked-off elements are 0 is copied into a ring of num_stages stages of
+// shared memory (cp.async) and read back where it was loaded; each scalar load is loaded one
+// iteration ahead in registers. The loop's step must be a positive constant or num_programs. The
+// pass assumes, as Triton's does, that the loop's stores do not write what a later iteration loads
+// through another pointer argument; a store through the same argument as a load leaves the loop as
+// written. 1 leaves the loop as written; 0 (the default) pipelines it only if it feeds a ts::dot, by
+// LaunchOptions::num_stages.
+struct LoopOptions {
+  int num_stages = 0;
+};
+
 // for (i = lb; step > 0 ? i < ub : i > ub; i += step) body(i), as one `for` op.
 // The body takes the induction variable (an ts::Int) or nothing. A step of 0, and constant bounds
 // whose counter would step past the end of i32 (for_range(0, INT32_MAX, 1 << 30)), are a
@@ -40,7 +54,7 @@ class LoopBound {
 // would wrap, and a step of 0 is the runtime's to report (README, "Errors and limits").
 template <class F>
   requires std::invocable<F&, Int> || std::invocable<F&>
-void for_range(detail::LoopBound lb, detail::LoopBound ub, detail::LoopBound step, F&& body,
+void for_range(detail::LoopBound lb, detail::LoopBound ub, detail::LoopBound step, F&& body, LoopOptions options,
                const Loc& loc = Loc::current()) {
   ir::Value* l = lb.materialize(loc);
   ir::Value* u = ub.materialize(loc);
@@ -48,7 +62,13 @@ void for_range(detail::LoopBound lb, detail::LoopBound ub, detail::LoopBound ste
   detail::trace_for(l, u, s, [&](ir::Value* iv) {
     if constexpr (std::invocable<F&, Int>) body(Int(iv, loc));
     else body();
-  }, loc);
+  }, options.num_stages, loc);
+}
+template <class F>
+  requires std::invocable<F&, Int> || std::invocable<F&>
+void for_range(detail::LoopBound lb, detail::LoopBound ub, detail::LoopBound step, F&& body,
+               const Loc& loc = Loc::current()) {
+  for_range(lb, ub, step, std::forward<F>(body), LoopOptions{}, loc);
 }
 template <class F>
   requires std::invocable<F&, Int> || std::invocable<F&>

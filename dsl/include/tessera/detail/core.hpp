@@ -123,8 +123,9 @@ TESSERA_API void emit_store(ir::Value* ptr, ir::Value* value, ir::Value* mask, A
 
 // Structured control flow. The tracer runs the body callbacks itself, with the body's region
 // open, and turns outer variables reassigned inside into loop-carried values / if results.
+// num_stages > 0 marks the loop for the pipeline pass ({num_stages = N}: LoopOptions).
 TESSERA_API void trace_for(ir::Value* lb, ir::Value* ub, ir::Value* step,
-                           const std::function<void(ir::Value* iv)>& body, const Loc& loc);
+                           const std::function<void(ir::Value* iv)>& body, int num_stages, const Loc& loc);
 TESSERA_API void trace_if(ir::Value* cond, const std::function<void()>& then_body,
                           const std::function<void()>* else_body, const Loc& loc);
 // A debug_barrier op (ops.def) at the current point of the trace.
