@@ -18,25 +18,27 @@ void check_norm_inputs(const at::Tensor& x, const at::Tensor& w, std::string_vie
 }
 
 // Warps of a backward dX program: it holds about ten f32 row tiles live (x, dy, w, x_hat, w*dy,
-// the partial sums and the prefetched next row), 177 registers a thread for a 4096-wide f16 row
-// at 8 warps on the H200, so a single program fitted on a multiprocessor; 16 warps halve that.
+// the partial sums and, in RMSNorm's, the prefetched next row), 177 registers a thread for a
+// 4096-wide f16 row at 8 warps on the H200, so a single program fitted on a multiprocessor; 16
+// warps halve that.
 int bwd_warps(std::int64_t block) { return block >= 4096 ? 16 : block >= 1024 ? 8 : 4; }
 
 // A register cap (CompileOptions::maxnreg) under which two programs of num_warps fit in a
-// multiprocessor's 64K registers. Layer norm's dX program holds one row in flight (the next one,
-// prefetched): at 16 warps it took 93 registers, one program per multiprocessor, and the row
-// loads of one program could not cover the memory latency. Capped at 64 (32 bytes spilled), two
-// programs: 1939 -> 2250 GB/s (H100, fp16 32768 x 4096, tests/bench/torch_ops_bench.py). Only
-// for at most 8 elements a thread: a 8192-wide row at 16 warps takes 128 registers already.
-// The dX kernels' row loop depth (norm_kernels.hpp, LoopOptions): rows of x and dy in shared
+// multiprocessor's 64K registers. Layer norm's dX program, with its next row prefetched in
+// registers, took 93 registers at 16 warps, one program per multiprocessor, and the row loads of
+// one program could not cover the memory latency. Capped at 64 (32 bytes spilled), two programs:
+// 1939 -> 2250 GB/s (H100, fp16 32768 x 4096, tests/bench/torch_ops_bench.py). Only for at most
+// 8 elements a thread: a 8192-wide row at 16 warps takes 128 registers already.
+int two_programs_per_sm(int num_warps) { return std::min(255, 65536 / (2 * 32 * num_warps)); }
+
+// Layer norm's dX row loop depth (norm_kernels.hpp, LoopOptions): rows of x and dy in shared
 // memory, this one and up to two ahead, in at most 160 KB (a 4096-wide f16 row: 48 KB, two
-// programs per multiprocessor); 1 (not pipelined) where two stages do not fit.
+// programs per multiprocessor); 1 (not pipelined) where two stages do not fit. Three stages
+// instead of the row prefetched in registers: 2249 -> 2394 GB/s (H100, the setup above).
 std::int64_t row_stages(std::int64_t block, std::int64_t elem_bytes) {
   constexpr std::int64_t kRingBytes = 160 * 1024;
   return std::clamp<std::int64_t>(kRingBytes / (2 * block * elem_bytes), 1, 3);
 }
-
-int two_programs_per_sm(int num_warps) { return std::min(255, 65536 / (2 * 32 * num_warps)); }
 
 }  // namespace
 
@@ -120,7 +122,7 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_bwd(const at::Tensor& dy_in, const a
   at::Tensor dw_partial = at::empty({programs, r.cols}, x.options().dtype(at::kFloat));
   dispatch_float(x.scalar_type(), "rms_norm_backward", [&]<class T>(T) {
     static auto k = make_rms_norm_bwd_dx<T>();
-    k[launch_options(x, {programs}, {{"BLOCK", block}, {"ROW_STAGES", row_stages(block, sizeof(T))}}, bwd_warps(block))](
+    k[launch_options(x, {programs}, {{"BLOCK", block}}, bwd_warps(block))](
         x, dy, dx, w, rstd, dw_partial, static_cast<std::int32_t>(r.rows), static_cast<std::int32_t>(r.cols));
     sum_partials<T>(dw_partial, dw, programs, r.cols);
   });
