@@ -103,10 +103,11 @@ std::vector<llvm::Value*> share_common_conjuncts(llvm::IRBuilder<>& b, const std
 }  // namespace
 
 // A view local_store and local_load can move: one stage of 2-D tiles (local_load: or 1-D), of
-// elements wider than a bit. local_load may read a ring: the IR's async_wait and debug_barrier before it order
-// the copies (the pipeline pass reads a row loop's rings back so; the layout pass loads a
-// transposed view right before the dot that reads it: shared_encodings.hpp). local_store may not
-// write one (its barriers against the copies would have to follow the waits).
+// elements wider than a bit. local_load may read a ring where a debug_barrier follows the
+// async_wait before it, which orders the copies (the pipeline pass reads a row loop's rings back
+// so; the layout pass loads a transposed view right before the dot that reads it:
+// shared_encodings.hpp). local_store may not write a ring (its barriers against the copies would
+// have to follow the waits).
 void KernelLowering::check_compiled_view(const Op& op) const {
   const ir::Type& view = op.operands[0]->type;
   const bool rank_ok = view.rank() == 2 || (view.rank() == 1 && op.kind == OpKind::LocalLoad);

@@ -311,8 +311,7 @@ class LayoutAssigner {
       auto it = requested_.find(op.result());
       const bool blocked = it != requested_.end() && it->second.kind == Layout::Kind::Blocked;
       set_layout(op.result(), blocked ? it->second : default_for(op.result()));
-    }
-    else if (op.kind == OpKind::InlineAsm) {
+    } else if (op.kind == OpKind::InlineAsm) {
       // One layout for every result: the assembly computes them together, slot by slot.
       auto it = requested_.find(op.result());
       const Layout l = !op.result()->type.is_tile() ? Layout{} : it != requested_.end() ? it->second : default_for(op.result());
