@@ -161,6 +161,17 @@ class AmdgpuTarget final : public lower::Target {
     return nullptr;
   }
 
+  // fast_dividef: a division LLVM may compute as a reciprocal and a product (v_rcp_f32).
+  llvm::Value* math_binary(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x, llvm::Value* y) const override {
+    if (fn != "fdiv_approx") return nullptr;
+    llvm::FastMathFlags flags;
+    flags.setAllowReciprocal();
+    flags.setApproxFunc();
+    llvm::Value* q = b.CreateFDiv(x, y);
+    llvm::cast<llvm::Instruction>(q)->setFastMathFlags(flags);
+    return q;
+  }
+
   lower::DeviceBinary compile(std::unique_ptr<llvm::Module> m, const std::string& kernel_name) const override {
     std::unique_ptr<llvm::TargetMachine> tm = create_target_machine(amdgpu_triple, arch_, "");
     if (m->getModuleFlag("amdhsa_code_object_version") == nullptr)

@@ -125,7 +125,7 @@ class HostTarget final : public lower::Target {
   }
   llvm::Value* math_binary(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* x, llvm::Value* y) const override {
     if (fn == "pow" && x->getType()->isDoubleTy()) return b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
-    return nullptr;  // fdiv: the IEEE division, as the interpreter's
+    return nullptr;  // fdiv, fdiv_approx: the IEEE division, as the interpreter's
   }
 
   llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v32, int lane_mask) const override {

@@ -155,6 +155,29 @@ ir::Value* emit_div_rn(ir::Value* a, ir::Value* b, DType compute, const Loc& loc
   return q;
 }
 
+namespace {
+void require_f32(ir::Value* v, const char* what, const Loc& loc) {
+  if (v->type.dtype != DType::F32)
+    program_error(loc, fmt::format("{} takes f32 tiles (as CUDA's and Triton's libdevice's), not {}; convert with .to<float>()",
+                                   what, ir::dtype_name(v->type.dtype)));
+}
+}  // namespace
+
+ir::Value* emit_fast_div(ir::Value* a, ir::Value* b, const Loc& loc) {
+  require_f32(a, "fast_dividef", loc);
+  require_f32(b, "fast_dividef", loc);
+  ir::Value* q = emit_binary(BinOp::Div, a, b, DType::F32, loc);
+  q->def->attrs["rounding"] = std::string("approx");
+  return q;
+}
+
+ir::Value* emit_fast_exp(ir::Value* a, const Loc& loc) {
+  require_f32(a, "fast_expf", loc);
+  ir::Value* e = builder_at(loc).create1(OpKind::Exp, {a}, a->type);
+  e->def->attrs["ftz"] = std::int64_t{1};
+  return e;
+}
+
 ir::Value* emit_unary(UnOp op, ir::Value* a, const Loc& loc) {
   return builder_at(loc).create1(unary_kind(op), {a}, a->type);
 }

@@ -206,10 +206,12 @@ std::string binary_rule(const Op& op) {
   if (op.kind == OpKind::Pow && !is_float(t.dtype)) return fmt::format("'pow' needs float operands, got {}", to_string(t));
   if (auto r = op.attrs.find("rounding"); r != op.attrs.end()) {
     const auto* mode = std::get_if<std::string>(&r->second);
-    if (op.kind != OpKind::Div || !mode || *mode != "rn")
-      return fmt::format("'{}' takes no 'rounding' attribute but div's \"rn\"", op.name());
-    if (t.dtype != DType::F32 && t.dtype != DType::F64)
+    if (op.kind != OpKind::Div || !mode || (*mode != "rn" && *mode != "approx"))
+      return fmt::format("'{}' takes no 'rounding' attribute but div's \"rn\" or \"approx\"", op.name());
+    if (*mode == "rn" && t.dtype != DType::F32 && t.dtype != DType::F64)
       return fmt::format("div {{rounding = \"rn\"}} needs f32 or f64 operands, got {}", to_string(t));
+    if (*mode == "approx" && t.dtype != DType::F32)
+      return fmt::format("div {{rounding = \"approx\"}} needs f32 operands, got {}", to_string(t));
   }
   return "";
 }
@@ -309,6 +311,10 @@ std::string unary_rule(const Op& op) {
   bool float_only = op.kind != OpKind::Neg && op.kind != OpKind::Not && op.kind != OpKind::Abs;  // exp log sqrt and the math ops
   if (float_only && !is_float(in.dtype)) return fmt::format("'{}' needs a float operand, got {}", op.name(), to_string(in));
   if (op.kind == OpKind::Not && !is_int(in.dtype)) return fmt::format("'not' needs an integer operand, got {}", to_string(in));
+  if (op.has_attr("ftz")) {  // exp {ftz}: subnormal inputs and results may flush to zero (fast_expf)
+    if (op.kind != OpKind::Exp || in.dtype != DType::F32)
+      return fmt::format("'ftz' applies to exp of f32 only, not '{}' of {}", op.name(), to_string(in));
+  }
   return "";
 }
 

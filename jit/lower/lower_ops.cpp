@@ -36,6 +36,10 @@ llvm::Value* int_to_f32_round_to_odd(llvm::IRBuilder<>& b, llvm::Value* x, bool 
   llvm::Value* f = b.CreateFMul(b.CreateUIToFP(kept, b.getFloatTy()), scale);
   return b.CreateSelect(neg, b.CreateFNeg(f), f);
 }
+
+// How a div rounds: "rn" (IEEE), "approx" (fast_dividef) or "" (`/`: the target's choice).
+std::string division_rounding(const ir::Op& op) { return op.has_attr("rounding") ? op.string_attr("rounding") : ""; }
+
 }  // namespace
 
 void KernelLowering::lower_elementwise(const Op& op) {
@@ -54,7 +58,7 @@ void KernelLowering::lower_elementwise(const Op& op) {
           overflowed.push_back(overflow);
         } else {
           out[s] = op.kind == OpKind::Pow ? lower_math(op, {arg(0), arg(1)})
-                                          : lower_binary(op.kind, res->type.dtype, arg(0), arg(1), op.has_attr("rounding"));
+                                          : lower_binary(op.kind, res->type.dtype, arg(0), arg(1), division_rounding(op));
         }
         break;
       case ir::OpCategory::Compare:
@@ -85,7 +89,7 @@ void KernelLowering::lower_elementwise(const Op& op) {
   set(res, std::move(out));
 }
 
-llvm::Value* KernelLowering::lower_binary(OpKind k, DType d, llvm::Value* a, llvm::Value* b, bool correctly_rounded) {
+llvm::Value* KernelLowering::lower_binary(OpKind k, DType d, llvm::Value* a, llvm::Value* b, const std::string& rounding) {
   const bool fp = ir::is_float(d), uns = ir::is_unsigned(d);
   auto intrinsic = [&](llvm::Intrinsic::ID id) { return b_.CreateBinaryIntrinsic(id, a, b); };
   switch (k) {
@@ -95,9 +99,10 @@ llvm::Value* KernelLowering::lower_binary(OpKind k, DType d, llvm::Value* a, llv
     case OpKind::Div:
       if (fp) {
         // LLVM's fdiv is IEEE division on every target; a target may lower `/` faster (NVIDIA's
-        // div.full.f32), except where the op asks for the correctly rounded result.
-        if (!correctly_rounded)
-          if (llvm::Value* r = target_.math_binary(b_, "fdiv", a, b)) return r;
+        // div.full.f32), and fast_dividef faster still (div.approx.f32), except where the op
+        // asks for the correctly rounded result.
+        if (rounding != "rn")
+          if (llvm::Value* r = target_.math_binary(b_, rounding == "approx" ? "fdiv_approx" : "fdiv", a, b)) return r;
         return b_.CreateFDiv(a, b);
       }
       return uns ? b_.CreateUDiv(a, b) : b_.CreateSDiv(a, b);
@@ -160,7 +165,9 @@ llvm::Value* KernelLowering::lower_unary(const Op& op, llvm::Value* x) {
       if (!ir::is_float(d)) throw ProgramError(fmt::format("{} needs a floating-point tile, at {}", op.name(), op.loc.str()));
       // f16/bf16 math runs in f32 and rounds back, as the device does.
       llvm::Value* v = is_f16ish(d) ? b_.CreateFPExt(x, b_.getFloatTy()) : x;
-      llvm::Value* r = target_.math(b_, op.name(), v);
+      // exp {ftz} (fast_expf): the target's flushing form where it has one, else plain exp.
+      llvm::Value* r = op.has_attr("ftz") ? target_.math(b_, "exp_ftz", v) : nullptr;
+      if (!r) r = target_.math(b_, op.name(), v);
       if (!r) {
         auto id = op.kind == OpKind::Exp ? llvm::Intrinsic::exp : op.kind == OpKind::Log ? llvm::Intrinsic::log : llvm::Intrinsic::sqrt;
         r = b_.CreateUnaryIntrinsic(id, v);

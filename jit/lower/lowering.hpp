@@ -68,8 +68,9 @@ class KernelLowering {
 
   // Ops (lower_ops.cpp).
   void lower_elementwise(const ir::Op& op);
-  // correctly_rounded: a div with {rounding = "rn"} (IEEE division even where `/` is faster).
-  llvm::Value* lower_binary(ir::OpKind k, ir::DType d, llvm::Value* a, llvm::Value* b, bool correctly_rounded = false);
+  // rounding: a div's {rounding} attribute: "rn" (IEEE division even where `/` is faster),
+  // "approx" (fast_dividef) or "" (none: `/`).
+  llvm::Value* lower_binary(ir::OpKind k, ir::DType d, llvm::Value* a, llvm::Value* b, const std::string& rounding = "");
   llvm::Value* lower_float_rem(llvm::Value* a, llvm::Value* b);
   llvm::Value* lower_compare(ir::OpKind k, ir::DType d, llvm::Value* a, llvm::Value* b);
   llvm::Value* lower_unary(const ir::Op& op, llvm::Value* x);

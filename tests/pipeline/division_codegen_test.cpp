@@ -5,6 +5,8 @@
 // one fma.rn.f32; without it mul.rn and add.rn, which ptxas may not fuse either.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <regex>
 #include <string>
 #include <vector>
@@ -22,6 +24,13 @@ namespace {
 long count(const std::string& ptx, const std::string& instr) {
   const std::regex re(instr);
   return std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), re), std::sregex_iterator());
+}
+
+// ptxas (where present: `ptxas`, else empty) accepts `ptx` for `arch`.
+void check_assembles(const std::string& ptxas, const std::string& ptx, const char* arch) {
+  if (ptxas.empty()) return;
+  ScratchFile file(ptx, ".ptx");
+  CHECK(run_command(ptxas + " -arch=" + arch + " " + file.path() + " -o /dev/null").exit_code == 0);
 }
 
 }  // namespace
@@ -49,10 +58,7 @@ TEST_CASE("f32 `/` is div.full, div_rn and fdiv(ieee_rounding) are div.rn", "[pi
     // thread of each kind.
     CHECK(count(art.data, R"(div\.full\.f32)") == 4);
     CHECK(count(art.data, R"(div\.rn\.f32)") == 4);
-    if (!ptxas.empty()) {
-      ScratchFile file(art.data, ".ptx");
-      CHECK(run_command(ptxas + " -arch=" + arch + " " + file.path() + " -o /dev/null").exit_code == 0);
-    }
+    check_assembles(ptxas, art.data, arch);
   }
 }
 
@@ -76,4 +82,43 @@ TEST_CASE("fp_fusion contracts a*b+c to fma, and without it every mul and add ro
   CHECK(count(separate.data, R"(fma\.rn\.f32)") == 0);
   CHECK(count(separate.data, R"(mul\.rn\.f32)") == 4);
   CHECK(count(separate.data, R"(add\.rn\.f32)") == 4);
+}
+
+TEST_CASE("fast_dividef is div.approx.f32 and fast_expf ex2.approx.ftz.f32, elsewhere they compute / and exp",
+          "[pipeline][codegen][nvptx]") {
+  auto k = ts::kernel("fast_math", [](ts::Ptr<float> a, ts::Ptr<float> b, ts::Ptr<float> q, ts::Ptr<float> e) {
+    auto offs = ts::arange(0, 128);
+    auto x = ts::load(a + offs), y = ts::load(b + offs);
+    ts::store(q + offs, ts::fast_dividef(x, y));
+    ts::store(e + offs, ts::fast_expf(x) + ts::exp(y));  // one of each exp: both forms in one kernel
+  });
+  std::vector<float> a(128), b(128), q(128), e(128);
+  for (int i = 0; i < 128; ++i) {
+    a[i] = -20.0f + 0.3125f * static_cast<float>(i);
+    b[i] = 0.75f + 0.5f * static_cast<float>(i % 7);
+  }
+  const auto args = decltype(k)::arg_values(a, b, q, e);
+  const std::vector<ts::ArgValue> values(args.begin(), args.end());
+  const ts::LaunchOptions opts{.grid = {1}, .num_warps = 1};
+  const std::string ptxas = ptxas_or_skip();
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    INFO(arch);
+    const auto art = ts::detail::compile_only(k.def(), opts, values, arch);
+    INFO(art.data);
+    CHECK(count(art.data, R"(div\.approx\.f32)") == 4);
+    CHECK(count(art.data, R"(div\.full\.f32)") == 0);
+    CHECK(count(art.data, R"(ex2\.approx\.ftz\.f32)") == 4);
+    CHECK(count(art.data, R"(ex2\.approx\.f32)") == 4);  // ts::exp keeps its subnormal handling
+    check_assembles(ptxas, art.data, arch);
+  }
+  // AMD: a division LLVM may turn into a reciprocal and a product.
+  const auto amd = ts::detail::compile_only(k.def(), opts, values, "gfx942");
+  CHECK(count(amd.assembly, R"(v_rcp_f32)") > 0);
+  // The interpreter divides exactly and flushes nothing (the host target: host_fast_math_test.cpp).
+  k[{.grid = {1}, .num_warps = 1, .executor = ts::Executor::Interpreter}](a, b, q, e);
+  for (int i = 0; i < 128; ++i) {
+    INFO(i);
+    CHECK(q[i] == a[i] / b[i]);
+    CHECK(e[i] == Approx(std::exp(a[i]) + std::exp(b[i])).epsilon(1e-6));
+  }
 }

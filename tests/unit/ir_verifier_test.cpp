@@ -199,6 +199,21 @@ TEST_CASE("verifier: a cast rounds toward zero only as a float downcast", "[ir][
           "cast's 'rounding' attribute is \"rtz\"");
 }
 
+TEST_CASE("verifier: a div is approximate and an exp flushes subnormals only in f32", "[ir][verifier][rounding]") {
+  auto m = parse_module("kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {\n  %0 = constant {value = 1.5} : f32\n"
+                        "  %1 = div %0, %0 {rounding = \"approx\"} : f32\n  %2 = exp %1 {ftz = 1} : f32\n  return\n}\n",
+                        "ok.tir");
+  CHECK_NOTHROW(verify(*m));
+  rejects("  %0 = constant {value = 1.5} : f64\n  %1 = div %0, %0 {rounding = \"approx\"} : f64\n  return\n",
+          "div {rounding = \"approx\"} needs f32 operands, got f64");
+  rejects("  %0 = constant {value = 1.5} : f32\n  %1 = mul %0, %0 {rounding = \"approx\"} : f32\n  return\n",
+          "'mul' takes no 'rounding' attribute");
+  rejects("  %0 = constant {value = 1.5} : f32\n  %1 = log %0 {ftz = 1} : f32\n  return\n",
+          "'ftz' applies to exp of f32 only, not 'log' of f32");
+  rejects("  %0 = constant {value = 1.5} : f16\n  %1 = exp %0 {ftz = 1} : f16\n  return\n",
+          "'ftz' applies to exp of f32 only, not 'exp' of f16");
+}
+
 TEST_CASE("verifier: do_while yields its condition, then the carried values", "[ir][verifier]") {
   const std::string ok = R"(kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {
   %0 = constant {value = 0} : i32

@@ -200,6 +200,29 @@ auto fdiv(const X& a, const Y& b, bool ieee_rounding = false, const Loc& loc = L
   return Tile<C>(detail::emit_binary(detail::BinOp::Div, va, vb, dtype_of<C>, loc), loc);
 }
 
+// The fast forms of f32 division and exponential, as CUDA's __fdividef / __expf and Triton's
+// libdevice.fast_dividef / fast_expf, for kernels bound by their instructions rather than by
+// memory (an erfc polynomial: dsl/torch/pointwise_kernels.hpp). On NVIDIA GPUs:
+// - fast_dividef(a, b): div.approx.f32 (a reciprocal and a product, against div.full.f32's range
+//   checks): within 2 ulp for 2^-126 <= |b| <= 2^126; 0 for larger |b|, NaN for infinite a.
+// - fast_expf(x): ex2.approx.ftz.f32 of x·log2(e), `exp` without its subnormal handling: subnormal
+//   inputs count as 0 and results below 2^-126 are 0.
+// Elsewhere (the interpreter, host and AMD targets) they are `/` and `exp`; the interpreter
+// divides exactly and flushes nothing, which the GPU's results are within the bounds above of.
+// f32 operands only (a C++ number converts): convert f16/bf16 tiles with .to<float>().
+template <class X, class Y>
+  requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>
+Tile<float> fast_dividef(const X& a, const Y& b, const Loc& loc = Loc::current()) {
+  static_assert(std::is_same_v<detail::div_common_t<X, Y>, float>,
+                "tessera::fast_dividef takes f32 operands (as CUDA's __fdividef); convert with .to<float>()");
+  return Tile<float>(detail::emit_fast_div(detail::operand_value(a, dtype_of<float>, {}, loc),
+                                           detail::operand_value(b, dtype_of<float>, {}, loc), loc),
+                     loc);
+}
+inline Tile<float> fast_expf(const Tile<float>& x, const Loc& loc = Loc::current()) {
+  return Tile<float>(detail::emit_fast_exp(x.ir_value(loc), loc), loc);
+}
+
 // a ** b elementwise, in the promoted type (as for `+`), which must be a float type.
 template <class X, class Y>
   requires(detail::is_tile<X> || detail::is_tile<Y>) && NumericOperands<X, Y>

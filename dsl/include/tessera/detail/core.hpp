@@ -67,6 +67,11 @@ TESSERA_API ir::Value* emit_converted_constant(DType d, ScalarValue s, const Loc
 TESSERA_API ir::Value* emit_binary(BinOp op, ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
 // a / b in `compute` (f32 or f64), correctly rounded on every target (div {rounding = "rn"}).
 TESSERA_API ir::Value* emit_div_rn(ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
+// a / b of f32 tiles within 2 ulp where 2^-126 <= |b| <= 2^126 (div {rounding = "approx"}), and
+// e^a of an f32 tile whose subnormal inputs and results may flush to zero (exp {ftz}): fast_dividef
+// and fast_expf (ops.hpp). A non-f32 operand is a ProgramError naming the function.
+TESSERA_API ir::Value* emit_fast_div(ir::Value* a, ir::Value* b, const Loc& loc);
+TESSERA_API ir::Value* emit_fast_exp(ir::Value* a, const Loc& loc);
 TESSERA_API ir::Value* emit_unary(UnOp op, ir::Value* a, const Loc& loc);
 // pow(a, b) and fma(a, b, c): operands cast to `compute` (a float type) and broadcast together.
 TESSERA_API ir::Value* emit_pow(ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
