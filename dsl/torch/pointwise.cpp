@@ -5,6 +5,7 @@
 #include "dsl/torch/pointwise_kernels.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace tessera::torch_ops {
 namespace {
@@ -30,6 +31,22 @@ void check_bias_gelu_inputs(const at::Tensor& x, const at::Tensor& bias, std::st
   check_float_dtype(x, op, "the input");
   check_row_parameter(x, bias, rows_of(x, op).cols, op, "bias");
   check_index_range(x, op);
+}
+
+// The least m in [0, 2^31) whose uniform draw m * 2^-31 (Triton's uint_to_uniform_float, in f32:
+// m converted, then multiplied, each rounded to nearest) is > p: the draws the dropout kernel keeps
+// are those of m >= it. The draw is monotone in m, so a binary search finds it. nullopt where no
+// draw is > p (p rounds to 1.0f in f32): nothing is kept.
+std::optional<std::int32_t> dropout_keep_from(float p) {
+  auto draw_above_p = [p](std::int64_t m) { return static_cast<float>(m) * 4.6566127342e-10f > p; };
+  std::int64_t lo = 0, hi = std::int64_t{1} << 31;  // the answer is in [lo, hi); hi: none
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (draw_above_p(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo == std::int64_t{1} << 31) return std::nullopt;
+  return static_cast<std::int32_t>(lo);
 }
 
 }  // namespace
@@ -80,13 +97,15 @@ at::Tensor dropout(const at::Tensor& x_in, double p, std::int64_t seed) {
   // p = 0 is the identity and p = 1 drops everything (as torch.nn.functional.dropout), exactly.
   if (p == 0.0) return x_in.contiguous().clone();
   if (p == 1.0) return at::zeros_like(x_in, at::MemoryFormat::Contiguous);
+  const std::optional<std::int32_t> keep_from = dropout_keep_from(static_cast<float>(p));
+  if (!keep_from) return at::zeros_like(x_in, at::MemoryFormat::Contiguous);
   const at::Tensor x = x_in.contiguous();
   at::Tensor y = contiguous_like(x);
   if (x.numel() == 0) return y;
   dispatch_float(x.scalar_type(), "dropout", [&]<class T>(T) {
     static auto k = make_dropout<T>();
     k[launch_options(x, {ts::cdiv(x.numel(), kDropoutBlock)}, {}, 4)](
-        x, y, static_cast<std::int32_t>(x.numel()), static_cast<float>(p), static_cast<float>(1.0 / (1.0 - p)), seed);
+        x, y, static_cast<std::int32_t>(x.numel()), *keep_from, static_cast<float>(1.0 / (1.0 - p)), seed);
   });
   return y;
 }

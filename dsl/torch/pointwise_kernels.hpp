@@ -40,7 +40,10 @@ BiasedTile biased_tile(ts::Ptr<T> x, ts::Ptr<T> bias, ts::Int m, ts::Int n) {
 // t = 1 / (1 + p x), x = |z| / sqrt 2, the polynomial form of Abramowitz & Stegun 7.1.26 (|error|
 // <= 1.5e-7 in erf, below a thousandth of an f16 ulp of the result): about half the instructions
 // of erff, no branch, and its exponential is the density the backward pass needs anyway. 2·Phi is
-// 2 - erfc(x) for z >= 0 and erfc(x) below, so the left tail keeps its relative accuracy.
+// 2 - erfc(x) for z >= 0 and erfc(x) below, so the left tail keeps its relative accuracy. The
+// reciprocal and the exponential take their fast forms (fast_dividef, fast_expf: within 2 ulp,
+// without range and subnormal handling), 6 of the ~32 instructions an element of the forward pass
+// (sm_90a SASS: 520 -> 424 for 16 elements), which on the H200 is bound by instructions, not bytes.
 struct Gaussian {
   ts::Tile<float> twice_cdf, e;
 };
@@ -52,8 +55,8 @@ Gaussian gaussian(const ts::Tile<float>& z) {
     constexpr float p = 0.3275911f, a1 = 0.254829592f, a2 = -0.284496736f, a3 = 1.421413741f, a4 = -1.453152027f,
                     a5 = 1.061405429f;
     auto x = ts::abs(z) * kInvSqrt2;
-    auto t = 1.0f / (1.0f + p * x);
-    auto e = ts::exp(-x * x);
+    auto t = ts::fast_dividef(1.0f, 1.0f + p * x);  // 0 where 1 + p x > 2^126: so is erfc's product
+    auto e = ts::fast_expf(-x * x);                 // in (0, 1]; below 2^-126 it is 0 to f16/bf16 anyway
     auto erfc = t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5)))) * e;
     return {ts::where(z >= 0.0f, 2.0f - erfc, erfc), e};
   }
@@ -101,20 +104,30 @@ auto make_bias_gelu_bwd() {
 // p * BLOCK + k * BLOCK/4 + j (one Philox evaluation per four elements, as PyTorch's own dropout).
 inline constexpr std::int64_t kDropoutBlock = 4096;
 
-// y = x * scale where the element's uniform draw is > p, else 0 (scale = 1 / (1 - p)).
+// y = x * scale where the element's uniform draw is > p, else 0 (scale = 1 / (1 - p)). The draw is
+// Triton's uint_to_uniform_float(w) = m * 2^-31 in f32, m = w as int32 with negatives folded
+// (~w); it is > p exactly when m >= keep_from (dropout_keep_from: the map is monotone, so the
+// host finds that bound once), which the kernel tests on the integer word itself: w >= keep_from,
+// or ~w >= keep_from, that is w <= ~keep_from. Two integer compares instead of the fold, the
+// conversion, the product and a float compare; with the select ahead of the scaling (so that the
+// f16 conversion packs pairs) 816 -> 720 SASS instructions for 32 elements (sm_90a), the rest
+// mostly Philox's rounds. On the H200 this kernel ran at 0.84 of copy bandwidth where the H100
+// (less bandwidth per instruction) reached 0.97 (notes/training.md): bound by instructions there.
 template <class T>
 auto make_dropout() {
-  return ts::kernel(kernel_name<T>("dropout"), [](ts::Ptr<T> x, ts::Ptr<T> y, ts::Int numel, ts::Float p,
+  return ts::kernel(kernel_name<T>("dropout"), [](ts::Ptr<T> x, ts::Ptr<T> y, ts::Int numel, ts::Int keep_from,
                                                   ts::Float scale, ts::Int64 seed) {
     constexpr int kQuarter = static_cast<int>(kDropoutBlock / 4);
     auto pid = ts::program_id(0);
     auto j = ts::arange(0, kQuarter);
-    auto u = ts::rand4x(seed, pid * kQuarter + j);
+    auto words = ts::randint4x(seed, pid * kQuarter + j);
     for (int k = 0; k < 4; ++k) {
+      auto w = words[k].template to<std::int32_t>();
+      auto kept = (w >= keep_from) || (w <= ~keep_from);
       auto offs = pid * static_cast<int>(kDropoutBlock) + k * kQuarter + j;
       auto mask = offs < numel;
       auto v = ts::load(x + offs, mask, 0.0f).template to<float>();
-      ts::store(y + offs, ts::where(u[k] > p, v * scale, 0.0f).template to<T>(), mask);
+      ts::store(y + offs, (ts::where(kept, v, 0.0f) * scale).template to<T>(), mask);
     }
   });
 }

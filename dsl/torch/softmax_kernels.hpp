@@ -76,7 +76,9 @@ auto make_cross_entropy_fwd() {
       auto cols_next = start + BLOCK + lanes;
       x_next = ts::load(x_row + cols_next, cols_next < v, kNegInf);
       auto m_new = ts::maximum(m, ts::max(xv, 1));
-      s = s * ts::exp(m - m_new) + ts::sum(ts::exp(xv - m_new.col()), 1);
+      // fast_expf (no subnormal handling: 3 of the ~8 instructions an element): every group's
+      // sum holds its maximum's exp(0) = 1 beside terms below 2^-126 that it would not change.
+      s = s * ts::fast_expf(m - m_new) + ts::sum(ts::fast_expf(xv - m_new.col()), 1);
       m = m_new;
     });
     auto row_max = ts::max(m, 0);
@@ -103,7 +105,7 @@ auto make_cross_entropy_bwd() {
       auto cols = start + ts::arange(0, BLOCK);
       auto mask = cols < v;
       auto xv = ts::load(logits + row * v + cols, mask, 0.0f).template to<float>();
-      auto p = ts::exp(xv - l);
+      auto p = ts::fast_expf(xv - l);  // a probability below 2^-126 is 0 in f16/bf16 and noise in f32
       auto d = (p - (cols == t).template to<float>()) * scale;
       ts::store(dlogits + row * v + cols, d.template to<T>(), mask);
     });

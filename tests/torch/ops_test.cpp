@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/numerics_reference.hpp"
+
 namespace tt = tessera::torch;
 using Catch::Contains;
 
@@ -179,6 +181,29 @@ TEST_CASE("tessera::dropout: a mask of (seed, index), kept values scaled, the sa
   CHECK(at::equal(tt::dropout(x, 0.0, 1), x));
   CHECK(at::equal(tt::dropout(x, 1.0, 1), at::zeros_like(x)));
   CHECK_THAT(error_of([&] { tt::dropout(x, 1.5, 1); }), Contains("p must be in [0, 1]"));
+}
+
+// The mask bit for bit: element e of dropout(x, p, seed) is kept where Triton's uniform draw of
+// word k of Philox(seed, counter) is > p (in f32), with program = e / 4096, k = (e % 4096) / 1024
+// and counter = program * 1024 + e % 1024 (pointwise_kernels.hpp). The kernel tests an integer
+// bound instead of the draw; p's near the draws' rounding steps and the ends check that bound.
+TEST_CASE("tessera::dropout keeps exactly the elements whose Philox draw is above p", "[torch_ops]") {
+  const std::int64_t seed = 0x1234'5678'9abcLL, numel = 3 * 4096 + 1000;  // a partial last program
+  const at::Tensor x = at::ones({numel});
+  const auto key_lo = static_cast<std::uint32_t>(seed), key_hi = static_cast<std::uint32_t>(seed >> 32);
+  for (const double p : {0.1, 1.0 / 3, 0.5, 0.9, 1e-9, 1.0 - 1e-7, 0.5 + 0x1p-24, 0.5 - 0x1p-25}) {
+    INFO("p = " << p);
+    const at::Tensor y = tt::dropout(x, p, seed);
+    const float* out = y.data_ptr<float>();
+    std::int64_t mismatches = 0;
+    for (std::int64_t e = 0; e < numel; ++e) {
+      const auto counter = static_cast<std::uint32_t>(e / 4096 * 1024 + e % 1024);
+      const auto words = numerics_reference::philox({counter, 0, 0, 0}, key_lo, key_hi);
+      const bool kept = numerics_reference::uniform(words[(e % 4096) / 1024]) > static_cast<float>(p);
+      mismatches += kept != (out[e] != 0.0f);
+    }
+    CHECK(mismatches == 0);
+  }
 }
 
 TEST_CASE("the ops' meta kernels give shapes and dtypes without running a kernel", "[torch_ops]") {
