@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cmath>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "jit/transforms/cse.hpp"
 #include "jit/transforms/dce.hpp"
+#include "jit/transforms/loop_iterations.hpp"
 #include "jit/transforms/rewrite.hpp"
 
 namespace tessera::transforms {
@@ -21,20 +20,6 @@ bool loop_writes_memory(ir::Block& body) {
   bool found = false;
   ir::walk(body, [&](Op& op) { found |= writes_or_orders_memory(op); });  // loads issued early would pass it
   return found;
-}
-
-bool clonable(const Op& op) {
-  if (!op.regions.empty() || op.results.size() != 1) return false;
-  switch (op.info().category) {
-    case ir::OpCategory::Memory:
-    case ir::OpCategory::Control: return false;
-    default: return true;
-  }
-}
-
-Value* map_of(const std::unordered_map<const Value*, Value*>& map, Value* v) {
-  auto it = map.find(v);
-  return it == map.end() ? v : it->second;
 }
 
 bool is_zero_constant(const Value* v) {
@@ -74,7 +59,8 @@ bool positive_step(const Op& loop) {
 
 class LoopPipeliner {
  public:
-  LoopPipeliner(Op& loop, int num_stages) : loop_(loop), body_(*loop.regions[0]->block), stages_(num_stages) {}
+  LoopPipeliner(Op& loop, int num_stages)
+      : loop_(loop), body_(*loop.regions[0]->block), stages_(num_stages), iters_(loop) {}
 
   // `marked`: the loop asked for pipelining itself (LoopOptions), which pipelines it without a dot.
   void run(bool marked) {
@@ -105,7 +91,7 @@ class LoopPipeliner {
         const bool transposed = is_transpose(v->def);
         if (transposed) v = v->def->operands[0];
         Op* load = v->def && v->def->kind == OpKind::Load && v->def->parent == &body_ && v->type.is_tile() ? v->def : nullptr;
-        if (!load || !slice_of(*load)) continue;
+        if (!load || !iters_.slice_of(*load)) continue;
         auto known = std::find_if(rings.begin(), rings.end(), [&](const Ring& r) { return r.load == load; });
         if (known != rings.end()) {
           known->readers.push_back({dot, i, transposed});
@@ -142,7 +128,7 @@ class LoopPipeliner {
     for (auto& op : body_.ops) {
       if (op->kind != OpKind::Load) continue;
       const Value* root = pointer_root(op->operands[0]);
-      if (!root || std::find(stored.begin(), stored.end(), root) != stored.end() || !slice_of(*op)) continue;
+      if (!root || std::find(stored.begin(), stored.end(), root) != stored.end() || !iters_.slice_of(*op)) continue;
       if (!op->result()->type.is_tile()) in_registers.push_back(op.get());
       else if (op->operands.size() < 3 || is_zero_constant(op->operands[2])) rings.push_back({op.get(), {}});
     }
@@ -204,7 +190,7 @@ class LoopPipeliner {
     ir::Type t = tile->type;
     t.layout = {};
     t.shared = true;
-    Value* buffer = allocate_at_top_level(t, dot.loc);
+    Value* buffer = allocate_at_top_level(loop_, t, dot.loc);
     ir::Block scratch;
     ir::Builder b(&scratch);
     b.set_loc(dot.loc);
@@ -214,99 +200,9 @@ class LoopPipeliner {
     dot.operands[static_cast<std::size_t>(operand)] = buffer;
   }
 
-  // A local_alloc of `t` at the kernel's top level, before the op holding the loop (local_alloc's
-  // rule: one buffer for the whole program).
-  Value* allocate_at_top_level(const ir::Type& t, const ir::SourceLoc& loc) {
-    Op* top = &loop_;
-    while (ir::parent_op(*top)) top = ir::parent_op(*top);
-    ir::Block scratch;
-    ir::Builder b(&scratch);
-    b.set_loc(loc);
-    Value* buffer = b.create1(OpKind::LocalAlloc, {}, t);
-    splice(scratch, *top->parent, position_of(*top->parent, top));
-    return buffer;
-  }
-
-  // The ops of the body `load` depends on, in body order; false when one cannot be recomputed
-  // for another iteration (it depends on a carried value, or is not a pure op).
-  bool slice_of(const Op& load) {
-    std::unordered_set<const Op*> in{&load};
-    bool ok = true;
-    for (auto it = body_.ops.rbegin(); it != body_.ops.rend(); ++it) {
-      const Op* op = it->get();
-      if (!in.count(op)) continue;
-      for (const Value* v : op->operands) {
-        if (!v->def && v->owner == &body_ && v->index != 0) ok = false;  // a carried value
-        if (v->def && v->def->parent == &body_) {
-          if (!clonable(*v->def)) ok = false;
-          in.insert(v->def);
-        }
-      }
-    }
-    if (!ok) return false;
-    slices_[&load].clear();
-    for (auto& op : body_.ops)
-      if (in.count(op.get()) && op.get() != &load) slices_[&load].push_back(op.get());
-    return true;
-  }
-
-  // The pointers, mask (the load's, and `in_range`) and `other` (null: none) of `load` for
-  // induction value `iv`, built in `scratch`.
-  struct Access {
-    Value* ptr;
-    Value* mask;
-    Value* other;
-  };
-  Access clone_access(ir::Block& scratch, const Op& load, Value* iv, Value* in_range) {
-    ir::Builder b(&scratch);
-    std::unordered_map<const Value*, Value*> map{{body_.args[0].get(), iv}};
-    for (const Op* op : slices_.at(&load)) {
-      b.set_loc(op->loc);
-      std::vector<Value*> operands;
-      for (Value* v : op->operands) operands.push_back(map_of(map, v));
-      map[op->result()] = b.create1(op->kind, operands, op->result()->type, op->attrs);
-    }
-    b.set_loc(load.loc);
-    const ir::Type& t = load.result()->type;
-    Value* range = t.is_tile() ? b.create1(OpKind::Splat, {in_range}, ir::Type::scalar(ir::DType::I1).with_shape(t.shape)) : in_range;
-    Value* mask = load.operands.size() > 1 ? b.create1(OpKind::And, {map_of(map, load.operands[1]), range}, range->type) : range;
-    Value* other = load.operands.size() > 2 ? map_of(map, load.operands[2]) : nullptr;
-    return {map_of(map, load.operands[0]), mask, other};
-  }
-
-  // Builds, in `scratch`, the load for induction value `iv`, additionally masked by `in_range`.
-  Op* clone_load(ir::Block& scratch, const Op& load, Value* iv, Value* in_range) {
-    const Access a = clone_access(scratch, load, iv, in_range);
-    ir::Builder b(&scratch);
-    b.set_loc(load.loc);
-    const ir::Type& t = load.result()->type;
-    Value* other = a.other                ? a.other
-                   : ir::is_float(t.dtype) ? b.float_constant(t.dtype, 0.0, t.shape)
-                                           : b.int_constant(t.dtype, 0, t.shape);
-    return b.create1(OpKind::Load, {a.ptr, a.mask, other}, t, load.attrs)->def;
-  }
-
-  // Builds, in `scratch`, the copy of `load`'s tile for induction value `iv` (masked by
-  // `in_range` as well; masked-off elements land as 0, which the caller checked `other` is) into
-  // stage `slot` of `buffer`, as one group of its own.
-  void clone_copy(ir::Block& scratch, const Op& load, Value* iv, Value* in_range, Value* buffer, Value* slot) {
-    const Access a = clone_access(scratch, load, iv, in_range);
-    ir::Builder b(&scratch);
-    b.set_loc(load.loc);
-    Value* view = b.create1(OpKind::SmemIndex, {buffer, slot}, view_type(load));
-    b.create(OpKind::AsyncCopy, {view, a.ptr, a.mask}, {});
-    b.create(OpKind::AsyncCommit, {}, {});
-  }
-
-  // A stage of the ring that holds `load`'s tiles, and the ring of `stages` of them.
-  static ir::Type view_type(const Op& load) {
-    ir::Type t = load.result()->type;
-    t.layout = {};  // a buffer has an encoding (the layout pass's), no register layout
-    t.shared = true;
-    return t;
-  }
-  static ir::Type transposed_view_type(const Op& load) {
-    ir::Type t = view_type(load);
+  // A stage read transposed (smem_trans); below, a ring of `stages` stages of `load`'s tiles.
+  static ir::Type transposed_stage_type(const Op& load) {
+    ir::Type t = stage_type(load);
     t.shape = {t.shape.at(1), t.shape.at(0)};
     t.encoding.transposed = true;
     return t;
@@ -321,45 +217,9 @@ class LoopPipeliner {
     return dots;
   }
   static ir::Type ring_type(const Op& load, int stages) {
-    ir::Type t = view_type(load);
+    ir::Type t = stage_type(load);
     t.shape.insert(t.shape.begin(), stages);
     return t;
-  }
-
-  // iv + j * step as the iv's type (it may wrap: only used where `in range` holds), and whether
-  // it is below ub: `iv < bound` where the caller computed `bound` before the loop (see
-  // narrow_bound), else in 64 bits.
-  std::pair<Value*, Value*> iteration(ir::Builder& b, Value* iv, int j, Value* bound = nullptr) {
-    Value* step = loop_.operands[2];
-    Value* ub = loop_.operands[1];
-    const ir::Type i64 = ir::Type::scalar(ir::DType::I64);
-    Value* offset = j == 1 ? step : b.create1(OpKind::Mul, {step, b.int_constant(step->type.dtype, j)}, step->type);
-    Value* at = j == 0 ? iv : b.create1(OpKind::Add, {iv, offset}, iv->type);
-    if (bound) return {at, b.create1(OpKind::CmpLt, {iv, bound}, ir::Type::scalar(ir::DType::I1))};
-    Value* wide = b.create1(OpKind::Cast, {iv}, i64);
-    if (j != 0)
-      wide = b.create1(OpKind::Add, {wide, b.create1(OpKind::Mul, {b.create1(OpKind::Cast, {step}, i64), b.int_constant(ir::DType::I64, j)}, i64)}, i64);
-    Value* in_range = b.create1(OpKind::CmpLt, {wide, b.create1(OpKind::Cast, {ub}, i64)}, ir::Type::scalar(ir::DType::I1));
-    return {at, in_range};
-  }
-
-  // For an induction variable narrower than 64 bits, the bound B with iv + j * step < ub exactly
-  // when iv < B: ub - j * step in 64 bits, raised to the type's least value (no iv is below it)
-  // and narrowed, which is exact as step > 0. Computed once before the loop, so that the loop
-  // compares two 32-bit registers instead of carrying a 64-bit sum and bound (4 registers beside
-  // the accumulators, measured in the matmul's K loop). nullptr for 64-bit induction variables.
-  Value* narrow_bound(ir::Builder& b, int j) {
-    const ir::DType t = loop_.operands[0]->type.dtype;
-    if (ir::dtype_bytes(t) >= 8) return nullptr;
-    const ir::Type i64 = ir::Type::scalar(ir::DType::I64);
-    Value* step = loop_.operands[2];
-    Value* ub = loop_.operands[1];
-    const std::int64_t least = !ir::is_unsigned(t) ? -(std::int64_t{1} << (8 * ir::dtype_bytes(t) - 1)) : 0;
-    Value* wide = b.create1(OpKind::Sub, {b.create1(OpKind::Cast, {ub}, i64),
-                                          b.create1(OpKind::Mul, {b.create1(OpKind::Cast, {step}, i64), b.int_constant(ir::DType::I64, j)}, i64)},
-                            i64);
-    wide = b.create1(OpKind::Max, {wide, b.int_constant(ir::DType::I64, least)}, i64);
-    return b.create1(OpKind::Cast, {wide}, loop_.operands[0]->type);
   }
 
   // Loads one iteration ahead in registers: a prologue loads iteration 0, the loop carries the
@@ -371,17 +231,17 @@ class LoopPipeliner {
     {
       ir::Builder b(&scratch);
       b.set_loc(load.loc);
-      bound = narrow_bound(b, 1);
-      auto [at, in_range] = iteration(b, loop_.operands[0], 0);
-      loop_.operands.push_back(clone_load(scratch, load, at, in_range)->result());
+      bound = iters_.narrow_bound(b, 1);
+      auto [at, in_range] = iters_.iteration(b, loop_.operands[0], 0);
+      loop_.operands.push_back(iters_.clone_load(scratch, load, at, in_range)->result());
       splice(scratch, outer, position_of(outer, &loop_));
     }
     Value* carried = body_.add_arg(load.result()->type);
     loop_.add_result(load.result()->type);
     ir::Builder b(&scratch);
     b.set_loc(load.loc);
-    auto [at, in_range] = iteration(b, body_.args[0].get(), 1, bound);
-    Value* next = clone_load(scratch, load, at, in_range)->result();
+    auto [at, in_range] = iters_.iteration(b, body_.args[0].get(), 1, bound);
+    Value* next = iters_.clone_load(scratch, load, at, in_range)->result();
     splice(scratch, body_, position_of(body_, &load));
     ir::replace_all_uses(body_, load.result(), carried);
     body_.terminator()->operands.push_back(next);
@@ -420,7 +280,7 @@ class LoopPipeliner {
     for (Op* dot : ring_readers_in_order(rings)) {
       ir::Builder b(&scratch);
       b.set_loc(dot->loc);
-      if (!count) count = iteration_count(b);
+      if (!count) count = iters_.iteration_count(b);
       std::int64_t m = -1;  // the dot's last ring
       for (std::int64_t r = 0; r < n; ++r)
         for (const Reader& reader : rings[static_cast<std::size_t>(r)].readers) m = reader.dot == dot ? r : m;
@@ -437,8 +297,8 @@ class LoopPipeliner {
       for (const Ring& r : rings)
         for (const Reader& reader : r.readers) {
           if (reader.dot != dot) continue;
-          Value* view = b.create1(OpKind::SmemIndex, {r.buffer, count}, view_type(*r.load));
-          if (reader.transposed) view = b.create1(OpKind::SmemTrans, {view}, transposed_view_type(*r.load));
+          Value* view = b.create1(OpKind::SmemIndex, {r.buffer, count}, stage_type(*r.load));
+          if (reader.transposed) view = b.create1(OpKind::SmemTrans, {view}, transposed_stage_type(*r.load));
           dot->operands[static_cast<std::size_t>(reader.operand)] = view;
         }
       splice(scratch, body_, position_of(body_, dot));
@@ -465,12 +325,12 @@ class LoopPipeliner {
     ir::Block scratch;
     ir::Builder b(&scratch);
     b.set_loc(first->loc);
-    Value* count = iteration_count(b);
+    Value* count = iters_.iteration_count(b);
     b.create(OpKind::AsyncWait, {}, {}, {{"pending", n * (stages_ - 2)}});
     b.create(OpKind::DebugBarrier, {}, {});
     for (const Ring& r : rings) {
       b.set_loc(r.load->loc);
-      Value* view = b.create1(OpKind::SmemIndex, {r.buffer, count}, view_type(*r.load));
+      Value* view = b.create1(OpKind::SmemIndex, {r.buffer, count}, stage_type(*r.load));
       ir::replace_all_uses(body_, r.load->result(), b.create1(OpKind::LocalLoad, {view}, r.load->result()->type));
     }
     copy_ahead(scratch, rings, count, bound);
@@ -484,30 +344,21 @@ class LoopPipeliner {
   Value* start_rings(std::vector<Ring>& rings) {
     const int depth = stages_ - 1;
     ir::Block& outer = *loop_.parent;
-    for (Ring& r : rings) r.buffer = allocate_at_top_level(ring_type(*r.load, stages_), r.load->loc);
+    for (Ring& r : rings) r.buffer = allocate_at_top_level(loop_, ring_type(*r.load, stages_), r.load->loc);
     ir::Block scratch;
     ir::Builder b(&scratch);
     b.set_loc(rings[0].load->loc);
     // Inside an outer loop, the previous run of this loop's readers may still be reading the
     // stages the prologue refills (other warps): a barrier first.
     if (ir::parent_op(loop_)) b.create(OpKind::DebugBarrier, {}, {});
-    Value* bound = narrow_bound(b, depth);
+    Value* bound = iters_.narrow_bound(b, depth);
     for (int j = 0; j < depth; ++j) {
-      auto [at, in_range] = iteration(b, loop_.operands[0], j);
+      auto [at, in_range] = iters_.iteration(b, loop_.operands[0], j);
       Value* slot = b.int_constant(ir::DType::I32, j);
-      for (const Ring& r : rings) clone_copy(scratch, *r.load, at, in_range, r.buffer, slot);
+      for (const Ring& r : rings) iters_.clone_copy(scratch, *r.load, at, in_range, r.buffer, slot);
     }
     splice(scratch, outer, position_of(outer, &loop_));
     return bound;
-  }
-
-  // i = (iv - lb) / step, unsigned (iv >= lb, step > 0), as an i32: the stage iteration i reads.
-  Value* iteration_count(ir::Builder& b) {
-    Value* iv = body_.args[0].get();
-    const ir::Type u = ir::Type::scalar(ir::dtype_bytes(iv->type.dtype) >= 8 ? ir::DType::U64 : ir::DType::U32);
-    Value* from_lb = b.create1(OpKind::Sub, {iv, loop_.operands[0]}, iv->type);
-    Value* quotient = b.create1(OpKind::Div, {b.create1(OpKind::Cast, {from_lb}, u), b.create1(OpKind::Cast, {loop_.operands[2]}, u)}, u);
-    return b.create1(OpKind::Cast, {quotient}, ir::Type::scalar(ir::DType::I32));
   }
 
   // Appends to `scratch` the copies of iteration i + depth (i: `count`) into stage i + depth.
@@ -516,8 +367,8 @@ class LoopPipeliner {
     ir::Builder b(&scratch);
     b.set_loc(rings[0].load->loc);
     Value* slot = b.create1(OpKind::Add, {count, b.int_constant(ir::DType::I32, depth)}, ir::Type::scalar(ir::DType::I32));
-    auto [at, in_range] = iteration(b, body_.args[0].get(), depth, bound);
-    for (const Ring& r : rings) clone_copy(scratch, *r.load, at, in_range, r.buffer, slot);
+    auto [at, in_range] = iters_.iteration(b, body_.args[0].get(), depth, bound);
+    for (const Ring& r : rings) iters_.clone_copy(scratch, *r.load, at, in_range, r.buffer, slot);
   }
 
   // async_wait {pending = 0} right after the loop: no copy outlives it.
@@ -530,15 +381,10 @@ class LoopPipeliner {
     splice(scratch, outer, std::next(position_of(outer, &loop_)));
   }
 
-  // Where `op` stands in `block` (its parent), for splice.
-  static std::vector<std::unique_ptr<Op>>::iterator position_of(ir::Block& block, const Op* op) {
-    return block.ops.begin() + static_cast<std::ptrdiff_t>(index_in_block(*op));
-  }
-
   Op& loop_;
   ir::Block& body_;
   int stages_;
-  std::unordered_map<const Op*, std::vector<const Op*>> slices_;
+  LoopIterations iters_;
 };
 
 // Every for in `b`, inner loops before the loop holding them. Collected before any is pipelined:
