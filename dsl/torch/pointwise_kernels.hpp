@@ -43,7 +43,8 @@ BiasedTile biased_tile(ts::Ptr<T> x, ts::Ptr<T> bias, ts::Int m, ts::Int n) {
 // 2 - erfc(x) for z >= 0 and erfc(x) below, so the left tail keeps its relative accuracy. The
 // reciprocal and the exponential take their fast forms (fast_dividef, fast_expf: within 2 ulp,
 // without range and subnormal handling), 6 of the ~32 instructions an element of the forward pass
-// (sm_90a SASS: 520 -> 424 for 16 elements), which on the H200 is bound by instructions, not bytes.
+// (sm_90a SASS: 520 -> 424 for 16 elements), which on the H200 is bound by instructions, not bytes
+// (Nsight Compute there, session 13: not_selected and math_pipe_throttle stalls; notes/training.md).
 struct Gaussian {
   ts::Tile<float> twice_cdf, e;
 };
