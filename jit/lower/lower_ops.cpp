@@ -47,6 +47,7 @@ void KernelLowering::lower_elementwise(const Op& op) {
   std::size_t n = get(op.operands[0]).size();
   Elems out(n);
   const bool check_overflow = checks_overflow(op);
+  const std::string rounding = division_rounding(op);
   Elems overflowed;
   for (std::size_t s = 0; s < n; ++s) {
     auto arg = [&](int i) { return get(op.operands[i])[s]; };
@@ -58,7 +59,7 @@ void KernelLowering::lower_elementwise(const Op& op) {
           overflowed.push_back(overflow);
         } else {
           out[s] = op.kind == OpKind::Pow ? lower_math(op, {arg(0), arg(1)})
-                                          : lower_binary(op.kind, res->type.dtype, arg(0), arg(1), division_rounding(op));
+                                          : lower_binary(op.kind, res->type.dtype, arg(0), arg(1), rounding);
         }
         break;
       case ir::OpCategory::Compare:
