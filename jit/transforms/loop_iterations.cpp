@@ -44,12 +44,13 @@ Value* allocate_at_top_level(Op& inside, const ir::Type& t, const ir::SourceLoc&
   return buffer;
 }
 
-ir::Type stage_type(const Op& load) {
-  ir::Type t = load.result()->type;
+ir::Type in_shared_memory(ir::Type t) {
   t.layout = {};  // a buffer has an encoding (the layout pass's), no register layout
   t.shared = true;
   return t;
 }
+
+ir::Type stage_type(const Op& load) { return in_shared_memory(load.result()->type); }
 
 // The ops of the body `load` depends on, in body order; false when one cannot be recomputed
 // for another iteration (it depends on a carried value, or is not a pure op).

@@ -19,8 +19,9 @@ std::vector<std::unique_ptr<ir::Op>>::iterator position_of(ir::Block& block, con
 // (local_alloc's rule: one buffer for the whole program).
 ir::Value* allocate_at_top_level(ir::Op& inside, const ir::Type& t, const ir::SourceLoc& loc);
 
-// A stage of a ring that holds `load`'s tiles: its type in shared memory, with no register layout
-// (the layout pass gives the buffer its encoding).
+// A tile of type `t` in shared memory: no register layout (the layout pass gives the buffer its
+// encoding). stage_type: a stage of a ring that holds `load`'s tiles.
+ir::Type in_shared_memory(ir::Type t);
 ir::Type stage_type(const ir::Op& load);
 
 // The iterations of one `for` (operands lb, ub, step; step > 0, which the pass checked).

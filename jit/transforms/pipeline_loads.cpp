@@ -187,10 +187,7 @@ class LoopPipeliner {
   //   before loop:  local_store %buf, %q ; debug_barrier
   void stage_invariant_operand(Op& dot, int operand) {
     Value* tile = dot.operands[static_cast<std::size_t>(operand)];
-    ir::Type t = tile->type;
-    t.layout = {};
-    t.shared = true;
-    Value* buffer = allocate_at_top_level(loop_, t, dot.loc);
+    Value* buffer = allocate_at_top_level(loop_, in_shared_memory(tile->type), dot.loc);
     ir::Block scratch;
     ir::Builder b(&scratch);
     b.set_loc(dot.loc);
