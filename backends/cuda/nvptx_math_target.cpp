@@ -2,8 +2,9 @@
 // function gets, and why:
 //   exp log exp2 log2, f32: one MUFU instruction (ex2.approx / lg2.approx), as Triton emits tl.exp:
 //     fast, about 2 ulp (log and log2: absolute error about 2^-22 near 1). Kept with libdevice too.
-//   exp_ftz (exp {ftz}, fast_expf): ex2.approx.ftz.f32, as CUDA's __expf: without the subnormal
-//     handling ptxas puts around the MUFU for ex2.approx.f32 (a compare and two multiplies).
+//   exp_ftz, exp2_ftz (exp/exp2 {ftz}, fast_expf/fast_exp2f): ex2.approx.ftz.f32, as CUDA's __expf:
+//     without the subnormal handling ptxas puts around the MUFU for ex2.approx.f32 (a compare and
+//     two multiplies).
 //   rsqrt f32: libdevice's __nv_rsqrtf, else rsqrt.approx refined by one Newton step.
 //   sin cos tanh erf pow f32, and every f64 function: libdevice's __nv_* where libdevice is found
 //     (backends/cuda/libdevice_target.cpp); else null for f32 (tessera's own IR, lower_math.cpp)
@@ -33,10 +34,12 @@ llvm::Value* fast_f32(llvm::IRBuilder<>& b, const std::string& fn, llvm::Value* 
     return b.CreateCall(llvm::Intrinsic::getOrInsertDeclaration(m, llvm::Intrinsic::nvvm_lg2_approx_f), {v});
   };
   if (fn == "exp") return ex2(b.CreateFMul(x, llvm::ConstantFP::get(b.getFloatTy(), 1.4426950408889634)));  // log2(e)
-  if (fn == "exp_ftz") {  // fast_expf: no subnormal handling around the MUFU (3 instructions fewer)
-    llvm::Value* scaled = b.CreateFMul(x, llvm::ConstantFP::get(b.getFloatTy(), 1.4426950408889634));
-    return b.CreateCall(llvm::Intrinsic::getOrInsertDeclaration(m, llvm::Intrinsic::nvvm_ex2_approx_ftz, {b.getFloatTy()}), {scaled});
-  }
+  // fast_expf, fast_exp2f: no subnormal handling around the MUFU (3 instructions fewer)
+  auto ex2_ftz = [&](llvm::Value* v) {
+    return b.CreateCall(llvm::Intrinsic::getOrInsertDeclaration(m, llvm::Intrinsic::nvvm_ex2_approx_ftz, {b.getFloatTy()}), {v});
+  };
+  if (fn == "exp_ftz") return ex2_ftz(b.CreateFMul(x, llvm::ConstantFP::get(b.getFloatTy(), 1.4426950408889634)));
+  if (fn == "exp2_ftz") return ex2_ftz(x);
   if (fn == "exp2") return ex2(x);
   if (fn == "log") return b.CreateFMul(lg2(x), llvm::ConstantFP::get(b.getFloatTy(), 0.6931471805599453));  // ln(2)
   return lg2(x);  // log2
@@ -87,7 +90,7 @@ llvm::Value* nvptx_math(llvm::IRBuilder<>& b, const std::string& fn, llvm::Array
   }
   if (!type->isFloatTy() && !type->isDoubleTy())
     throw InternalError("tessera: NVPTX " + fn + " got a value that is not a scalar f16, bf16, f32 or f64");
-  if (fn == "exp_ftz") return type->isFloatTy() ? fast_f32(b, fn, args[0]) : nullptr;
+  if (fn == "exp_ftz" || fn == "exp2_ftz") return type->isFloatTy() ? fast_f32(b, fn, args[0]) : nullptr;
   if (!is_libdevice_fn(fn)) return nullptr;  // sqrt: llvm.sqrt
   if (type->isFloatTy() && (fn == "exp" || fn == "exp2" || fn == "log" || fn == "log2")) return fast_f32(b, fn, args[0]);
   const bool have_libdevice = !libdevice_path().empty();

@@ -171,12 +171,17 @@ ir::Value* emit_fast_div(ir::Value* a, ir::Value* b, const Loc& loc) {
   return q;
 }
 
-ir::Value* emit_fast_exp(ir::Value* a, const Loc& loc) {
-  require_f32(a, "fast_expf", loc);
-  ir::Value* e = builder_at(loc).create1(OpKind::Exp, {a}, a->type);
+namespace {
+ir::Value* flushing(OpKind kind, ir::Value* a, const char* what, const Loc& loc) {
+  require_f32(a, what, loc);
+  ir::Value* e = builder_at(loc).create1(kind, {a}, a->type);
   e->def->attrs["ftz"] = std::int64_t{1};
   return e;
 }
+}  // namespace
+
+ir::Value* emit_fast_exp(ir::Value* a, const Loc& loc) { return flushing(OpKind::Exp, a, "fast_expf", loc); }
+ir::Value* emit_fast_exp2(ir::Value* a, const Loc& loc) { return flushing(OpKind::Exp2, a, "fast_exp2f", loc); }
 
 ir::Value* emit_unary(UnOp op, ir::Value* a, const Loc& loc) {
   return builder_at(loc).create1(unary_kind(op), {a}, a->type);

@@ -311,9 +311,9 @@ std::string unary_rule(const Op& op) {
   bool float_only = op.kind != OpKind::Neg && op.kind != OpKind::Not && op.kind != OpKind::Abs;  // exp log sqrt and the math ops
   if (float_only && !is_float(in.dtype)) return fmt::format("'{}' needs a float operand, got {}", op.name(), to_string(in));
   if (op.kind == OpKind::Not && !is_int(in.dtype)) return fmt::format("'not' needs an integer operand, got {}", to_string(in));
-  if (op.has_attr("ftz")) {  // exp {ftz}: subnormal inputs and results may flush to zero (fast_expf)
-    if (op.kind != OpKind::Exp || in.dtype != DType::F32)
-      return fmt::format("'ftz' applies to exp of f32 only, not '{}' of {}", op.name(), to_string(in));
+  if (op.has_attr("ftz")) {  // exp/exp2 {ftz}: subnormal inputs and results may flush to zero (fast_expf, fast_exp2f)
+    if ((op.kind != OpKind::Exp && op.kind != OpKind::Exp2) || in.dtype != DType::F32)
+      return fmt::format("'ftz' applies to exp and exp2 of f32 only, not '{}' of {}", op.name(), to_string(in));
   }
   return "";
 }

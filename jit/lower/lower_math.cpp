@@ -163,7 +163,9 @@ llvm::Value* KernelLowering::lower_math(const ir::Op& op, const std::vector<llvm
       if (!r) r = b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
       break;
     default: {
-      r = target_.math(b_, op.name(), x);
+      // exp2 {ftz} (fast_exp2f): the target's flushing form where it has one, else plain exp2.
+      if (op.has_attr("ftz")) r = target_.math(b_, std::string(op.name()) + "_ftz", x);
+      if (!r) r = target_.math(b_, op.name(), x);
       if (r) break;
       if (!is_f32) no_f64(op);
       switch (op.kind) {

@@ -5,7 +5,7 @@
 // within README's bounds for them ("Math", the "own" column, as tests/gpu/math_gpu_test.cpp holds
 // them on the GPU) plus one ulp for the interpreter's libm. f16 and bf16 compute in f32 and round
 // once, so the own functions may land one ulp of the narrow type apart. f64 is libm on both sides.
-// fast_expf and fast_dividef are exp and `/` there (their fast forms are NVIDIA's only).
+// fast_expf, fast_exp2f and fast_dividef are exp, exp2 and `/` there (their fast forms are NVIDIA's only).
 #include "host_test_util.hpp"
 
 using namespace host_test;
@@ -14,9 +14,9 @@ namespace {
 
 const std::vector<std::string> kOps = {"exp",  "exp2",    "log", "log2",  "sqrt", "rsqrt", "sin",       "cos",
                                        "tanh", "sigmoid", "erf", "floor", "ceil", "pow",   "fma",       "fast_expf",
-                                       "fast_dividef"};
+                                       "fast_exp2f", "fast_dividef"};
 
-// fast_expf and fast_dividef take f32 only: exactly exp and `/` on the host targets, as on the interpreter.
+// fast_expf, fast_exp2f and fast_dividef take f32 only: exactly exp, exp2 and `/` on the host targets, as on the interpreter.
 bool f32_only(const std::string& op) { return op.starts_with("fast_"); }
 
 std::int64_t op_index(const std::string& name) {
@@ -48,7 +48,8 @@ auto make_math() {
     else if (op == "ceil") r = ts::ceil(x);
     else if (op == "pow") r = ts::pow(x, y);
     else if (f32_only(op)) {
-      if constexpr (std::is_same_v<T, float>) r = op == "fast_expf" ? ts::fast_expf(x) : ts::fast_dividef(x, y);
+      if constexpr (std::is_same_v<T, float>)
+        r = op == "fast_expf" ? ts::fast_expf(x) : op == "fast_exp2f" ? ts::fast_exp2f(x) : ts::fast_dividef(x, y);
       else throw std::logic_error(op + " takes f32 tiles only");
     }
     else r = ts::fma(x, y, x);
@@ -63,7 +64,7 @@ struct Range {
 Range range_of(const std::string& op) {
   if (op == "exp" || op == "fast_expf" || op == "sigmoid" || op == "tanh") return {-10, 10};
   if (op == "fast_dividef") return {-100, 100, 0.25, 64};
-  if (op == "exp2") return {-20, 20};
+  if (op == "exp2" || op == "fast_exp2f") return {-20, 20};
   if (op == "log" || op == "log2" || op == "sqrt" || op == "rsqrt") return {1e-3, 1e3};
   if (op == "sin" || op == "cos") return {-100, 100};
   if (op == "erf") return {-5, 5};

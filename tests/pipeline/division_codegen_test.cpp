@@ -79,35 +79,38 @@ TEST_CASE("fp_fusion contracts a*b+c to fma, and without it every mul and add ro
   CHECK(count(separate.data, "add.rn.f32") == 4);
 }
 
-TEST_CASE("fast_dividef is div.approx.f32 and fast_expf ex2.approx.ftz.f32, elsewhere they compute / and exp",
+TEST_CASE("fast_dividef is div.approx.f32 and fast_expf and fast_exp2f ex2.approx.ftz.f32, elsewhere they compute /, exp and exp2",
           "[pipeline][codegen][nvptx]") {
-  auto k = ts::kernel("fast_math", [](ts::Ptr<float> a, ts::Ptr<float> b, ts::Ptr<float> q, ts::Ptr<float> e) {
+  auto k = ts::kernel("fast_math", [](ts::Ptr<float> a, ts::Ptr<float> b, ts::Ptr<float> q, ts::Ptr<float> e,
+                                      ts::Ptr<float> e2) {
     auto offs = ts::arange(0, 128);
     auto x = ts::load(a + offs), y = ts::load(b + offs);
     ts::store(q + offs, ts::fast_dividef(x, y));
-    ts::store(e + offs, ts::fast_expf(x) + ts::exp(y));  // one of each exp: both forms in one kernel
+    ts::store(e + offs, ts::fast_expf(x) + ts::exp(y));     // one of each exp: both forms in one kernel
+    ts::store(e2 + offs, ts::fast_exp2f(x) + ts::exp2(y));  // and of each exp2
   });
-  std::vector<float> a(128), b(128), q(128), e(128);
+  std::vector<float> a(128), b(128), q(128), e(128), e2(128);
   for (int i = 0; i < 128; ++i) {
     a[i] = -20.0f + 0.3125f * static_cast<float>(i);
     b[i] = 0.75f + 0.5f * static_cast<float>(i % 7);
   }
-  const auto args = decltype(k)::arg_values(a, b, q, e);
+  const auto args = decltype(k)::arg_values(a, b, q, e, e2);
   const std::vector<ts::ArgValue> values(args.begin(), args.end());
   check_nvptx(k, values, [](const std::string& ptx) {
     CHECK(count(ptx, "div.approx.f32") == 4);
     CHECK(count(ptx, "div.full.f32") == 0);
-    CHECK(count(ptx, "ex2.approx.ftz.f32") == 4);
-    CHECK(count(ptx, "ex2.approx.f32") == 4);  // ts::exp keeps its subnormal handling
+    CHECK(count(ptx, "ex2.approx.ftz.f32") == 8);
+    CHECK(count(ptx, "ex2.approx.f32") == 8);  // ts::exp and ts::exp2 keep their subnormal handling
   });
   // AMD: a division LLVM may turn into a reciprocal and a product.
   const auto amd = ts::detail::compile_only(k.def(), {.grid = {1}, .num_warps = 1}, values, "gfx942");
   CHECK(count(amd.assembly, "v_rcp_f32") > 0);
   // The interpreter divides exactly and flushes nothing (the host targets: host_math_test.cpp).
-  k[{.grid = {1}, .num_warps = 1, .executor = ts::Executor::Interpreter}](a, b, q, e);
+  k[{.grid = {1}, .num_warps = 1, .executor = ts::Executor::Interpreter}](a, b, q, e, e2);
   for (int i = 0; i < 128; ++i) {
     INFO(i);
     CHECK(q[i] == a[i] / b[i]);
     CHECK(e[i] == Approx(std::exp(a[i]) + std::exp(b[i])).epsilon(1e-6));
+    CHECK(e2[i] == Approx(std::exp2(a[i]) + std::exp2(b[i])).epsilon(1e-6));
   }
 }

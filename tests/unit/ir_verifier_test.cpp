@@ -199,9 +199,10 @@ TEST_CASE("verifier: a cast rounds toward zero only as a float downcast", "[ir][
           "cast's 'rounding' attribute is \"rtz\"");
 }
 
-TEST_CASE("verifier: a div is approximate and an exp flushes subnormals only in f32", "[ir][verifier][rounding]") {
+TEST_CASE("verifier: a div is approximate and an exp or exp2 flushes subnormals only in f32", "[ir][verifier][rounding]") {
   auto m = parse_module("kernel @k(%p: ptr<f32>, %n: i32) num_warps = 4 {\n  %0 = constant {value = 1.5} : f32\n"
-                        "  %1 = div %0, %0 {rounding = \"approx\"} : f32\n  %2 = exp %1 {ftz = 1} : f32\n  return\n}\n",
+                        "  %1 = div %0, %0 {rounding = \"approx\"} : f32\n  %2 = exp %1 {ftz = 1} : f32\n  %3 = exp2 %2 {ftz = 1} : f32\n"
+                        "  return\n}\n",
                         "ok.tir");
   CHECK_NOTHROW(verify(*m));
   rejects("  %0 = constant {value = 1.5} : f64\n  %1 = div %0, %0 {rounding = \"approx\"} : f64\n  return\n",
@@ -209,9 +210,11 @@ TEST_CASE("verifier: a div is approximate and an exp flushes subnormals only in 
   rejects("  %0 = constant {value = 1.5} : f32\n  %1 = mul %0, %0 {rounding = \"approx\"} : f32\n  return\n",
           "'mul' takes no 'rounding' attribute");
   rejects("  %0 = constant {value = 1.5} : f32\n  %1 = log %0 {ftz = 1} : f32\n  return\n",
-          "'ftz' applies to exp of f32 only, not 'log' of f32");
+          "'ftz' applies to exp and exp2 of f32 only, not 'log' of f32");
   rejects("  %0 = constant {value = 1.5} : f16\n  %1 = exp %0 {ftz = 1} : f16\n  return\n",
-          "'ftz' applies to exp of f32 only, not 'exp' of f16");
+          "'ftz' applies to exp and exp2 of f32 only, not 'exp' of f16");
+  rejects("  %0 = constant {value = 1.5} : bf16\n  %1 = exp2 %0 {ftz = 1} : bf16\n  return\n",
+          "'ftz' applies to exp and exp2 of f32 only, not 'exp2' of bf16");
 }
 
 TEST_CASE("verifier: do_while yields its condition, then the carried values", "[ir][verifier]") {

@@ -207,7 +207,9 @@ auto fdiv(const X& a, const Y& b, bool ieee_rounding = false, const Loc& loc = L
 //   checks): within 2 ulp for 2^-126 <= |b| <= 2^126; 0 for larger |b|, NaN for infinite a.
 // - fast_expf(x): ex2.approx.ftz.f32 of x·log2(e), `exp` without its subnormal handling: subnormal
 //   inputs count as 0 and results below 2^-126 are 0.
-// Elsewhere (the interpreter, host and AMD targets) they are `/` and `exp`; the interpreter
+// - fast_exp2f(x): ex2.approx.ftz.f32 of x, `exp2` likewise (CUDA's ex2.approx.ftz, what flash
+//   attention's softmax uses: exp(s - m) as fast_exp2f(s·log2(e) - m·log2(e)), one fma and the MUFU).
+// Elsewhere (the interpreter, host and AMD targets) they are `/`, `exp` and `exp2`; the interpreter
 // divides exactly and flushes nothing, which the GPU's results are within the bounds above of.
 // f32 operands only (a C++ number converts): convert f16/bf16 tiles with .to<float>().
 template <class X, class Y>
@@ -221,6 +223,9 @@ Tile<float> fast_dividef(const X& a, const Y& b, const Loc& loc = Loc::current()
 }
 inline Tile<float> fast_expf(const Tile<float>& x, const Loc& loc = Loc::current()) {
   return Tile<float>(detail::emit_fast_exp(x.ir_value(loc), loc), loc);
+}
+inline Tile<float> fast_exp2f(const Tile<float>& x, const Loc& loc = Loc::current()) {
+  return Tile<float>(detail::emit_fast_exp2(x.ir_value(loc), loc), loc);
 }
 
 // a ** b elementwise, in the promoted type (as for `+`), which must be a float type.

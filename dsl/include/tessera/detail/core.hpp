@@ -72,6 +72,7 @@ TESSERA_API ir::Value* emit_div_rn(ir::Value* a, ir::Value* b, DType compute, co
 // and fast_expf (ops.hpp). A non-f32 operand is a ProgramError naming the function.
 TESSERA_API ir::Value* emit_fast_div(ir::Value* a, ir::Value* b, const Loc& loc);
 TESSERA_API ir::Value* emit_fast_exp(ir::Value* a, const Loc& loc);
+TESSERA_API ir::Value* emit_fast_exp2(ir::Value* a, const Loc& loc);  // 2^a, as exp {ftz}
 TESSERA_API ir::Value* emit_unary(UnOp op, ir::Value* a, const Loc& loc);
 // pow(a, b) and fma(a, b, c): operands cast to `compute` (a float type) and broadcast together.
 TESSERA_API ir::Value* emit_pow(ir::Value* a, ir::Value* b, DType compute, const Loc& loc);
