@@ -61,8 +61,10 @@ AttentionRows attention_rows(ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::In
     // exp2(m - m_new) is never exp2(-inf - -inf).
     auto scores = ts::where(seen, ts::dot(q_tile, k_t) * scale_log2, -inf);
     auto m_new = ts::maximum(m, ts::max(scores, 1));
-    auto p = ts::exp2(scores - m_new.col());
-    auto alpha = ts::exp2(m - m_new);
+    // fast_exp2f (ex2.approx.ftz, as FlashAttention's softmax): a P below 2^-126 is 0, as it is
+    // once cast to f16, and beside the row's exp2(0) = 1 in l; three SASS instructions fewer a score.
+    auto p = ts::fast_exp2f(scores - m_new.col());
+    auto alpha = ts::fast_exp2f(m - m_new);
     l = l * alpha + ts::sum(p, 1);
     auto v_tile = ts::load(v + head + keys.col() * D + dims.row(), keys.col() < n, 0);
     acc = ts::dot(p.template to<In>(), v_tile, acc * alpha.col());
@@ -143,7 +145,7 @@ auto make_attention_bwd_dkdv(const char* name = "attention_bwd_dkdv") {
       auto delta_i = ts::load(delta + stats + rows, rows < n, 0.0f);
       auto seen = (rows.row() < n) & (keys.col() < n);
       if (causal) seen = seen & (keys.col() <= rows.row());
-      auto p_t = ts::where(seen, ts::exp2(ts::dot(k_tile, ts::trans(q_tile)) * scale_log2 - lse_i.row()), 0.0f);  // BN x BM
+      auto p_t = ts::where(seen, ts::fast_exp2f(ts::dot(k_tile, ts::trans(q_tile)) * scale_log2 - lse_i.row()), 0.0f);  // BN x BM
       dv_acc = ts::dot(p_t.template to<In>(), do_tile, dv_acc);
       auto ds_t = p_t * (ts::dot(v_tile, ts::trans(do_tile)) - delta_i.row());
       dk_acc = ts::dot(ds_t.template to<In>(), q_tile, dk_acc);
@@ -181,7 +183,7 @@ auto make_attention_bwd_dq(const char* name = "attention_bwd_dq") {
       auto v_t = ts::load(v + t_offs, keys.row() < n, 0);
       auto seen = (keys.row() < n) & (rows.col() < n);
       if (causal) seen = seen & (keys.row() <= rows.col());
-      auto p = ts::where(seen, ts::exp2(ts::dot(q_tile, ts::trans(k_tile)) * scale_log2 - lse_i.col()), 0.0f);  // BM x BN
+      auto p = ts::where(seen, ts::fast_exp2f(ts::dot(q_tile, ts::trans(k_tile)) * scale_log2 - lse_i.col()), 0.0f);  // BM x BN
       auto ds = p * (ts::dot(do_tile, v_t) - delta_i.col());
       dq_acc = ts::dot(ds.template to<In>(), k_tile, dq_acc);
     });
