@@ -108,6 +108,12 @@ inline ts::Executor executor_of(const at::Tensor& t) {
   return t.is_cuda() ? ts::Executor::Cuda : ts::Executor::Interpreter;
 }
 
+// The meta-parameters of a row kernel (norm_kernels.hpp, softmax_kernels.hpp) over rows of `cols`
+// read `block` columns at a time: BLOCK, and EVEN where no block is partial (row_mask.hpp).
+inline ts::MetaValues row_meta(std::int64_t block, std::int64_t cols) {
+  return {{"BLOCK", block}, {"EVEN", cols % block == 0 ? 1 : 0}};
+}
+
 // Warps for a one-row-per-program kernel whose row tile holds `block` elements.
 inline int row_warps(std::int64_t block) { return block >= 8192 ? 16 : block >= 2048 ? 8 : 4; }
 

@@ -7,6 +7,7 @@
 #include <tessera/tessera.hpp>
 
 #include "dsl/torch/kernel_name.hpp"
+#include "dsl/torch/row_mask.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -23,7 +24,7 @@ auto make_layer_norm_fwd() {
     const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
     auto row = ts::program_id(0);
     auto cols = ts::arange(0, BLOCK);
-    auto mask = cols < n;
+    auto mask = row_mask(cols, n);
     auto v = ts::load(x + row * n + cols, mask, 0.0f).template to<float>();
     auto mean = ts::sum(v, 0) / n.to<float>();
     auto centered = ts::where(mask, v - mean, 0.0f);
@@ -44,7 +45,7 @@ auto make_rms_norm_fwd() {
     const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
     auto row = ts::program_id(0);
     auto cols = ts::arange(0, BLOCK);
-    auto mask = cols < n;
+    auto mask = row_mask(cols, n);
     auto v = ts::load(x + row * n + cols, mask, 0.0f).template to<float>();
     auto rstd = 1.0f / ts::sqrt(ts::sum(v * v, 0) / n.to<float>() + eps);
     auto wv = ts::load(w + cols, mask).template to<float>();
@@ -70,7 +71,7 @@ auto make_layer_norm_bwd_dx() {
     const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
     auto pid = ts::program_id(0);
     auto cols = ts::arange(0, BLOCK);
-    auto mask = cols < n;
+    auto mask = row_mask(cols, n);
     auto wv = ts::load(w + cols, mask, 0.0f).template to<float>();
     auto inv_n = 1.0f / n.to<float>();
     auto dw_acc = ts::zeros<float>({BLOCK});
@@ -108,7 +109,7 @@ auto make_rms_norm_bwd_dx() {
     const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
     auto pid = ts::program_id(0);
     auto cols = ts::arange(0, BLOCK);
-    auto mask = cols < n;
+    auto mask = row_mask(cols, n);
     auto wv = ts::load(w + cols, mask, 0.0f).template to<float>();
     auto inv_n = 1.0f / n.to<float>();
     auto dw_acc = ts::zeros<float>({BLOCK});

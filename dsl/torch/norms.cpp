@@ -53,7 +53,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_fwd(const at::Tensor& 
   const std::int64_t block = next_pow2(r.cols);
   dispatch_float(x.scalar_type(), "layer_norm", [&]<class T>(T) {
     static auto k = make_layer_norm_fwd<T>();
-    k[launch_options(x, {r.rows}, {{"BLOCK", block}}, row_warps(block))](
+    k[launch_options(x, {r.rows}, row_meta(block, r.cols), row_warps(block))](
         x, y, w, b, mean, rstd, static_cast<std::int32_t>(r.cols), static_cast<float>(eps));
   });
   return {y, mean, rstd};
@@ -80,7 +80,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> layer_norm_bwd(const at::Tensor& 
   at::Tensor db_partial = at::empty({programs, r.cols}, x.options().dtype(at::kFloat));
   dispatch_float(x.scalar_type(), "layer_norm_backward", [&]<class T>(T) {
     static auto k = make_layer_norm_bwd_dx<T>();
-    ts::LaunchOptions o = launch_options(x, {programs}, {{"BLOCK", block}, {"ROW_STAGES", row_stages(block, sizeof(T))}}, bwd_warps(block));
+    ts::MetaValues meta = row_meta(block, r.cols);
+    meta.emplace_back("ROW_STAGES", row_stages(block, sizeof(T)));
+    ts::LaunchOptions o = launch_options(x, {programs}, std::move(meta), bwd_warps(block));
     if (block <= 8 * 32 * o.num_warps) o.compile.maxnreg = two_programs_per_sm(o.num_warps);
     k[o](x, dy, dx, w, mean, rstd, dw_partial, db_partial, static_cast<std::int32_t>(r.rows),
          static_cast<std::int32_t>(r.cols));
@@ -99,7 +101,7 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_fwd(const at::Tensor& x_in, const at
   const std::int64_t block = next_pow2(r.cols);
   dispatch_float(x.scalar_type(), "rms_norm", [&]<class T>(T) {
     static auto k = make_rms_norm_fwd<T>();
-    k[launch_options(x, {r.rows}, {{"BLOCK", block}}, row_warps(block))](
+    k[launch_options(x, {r.rows}, row_meta(block, r.cols), row_warps(block))](
         x, y, w, rstd, static_cast<std::int32_t>(r.cols), static_cast<float>(eps));
   });
   return {y, rstd};
@@ -122,7 +124,7 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_bwd(const at::Tensor& dy_in, const a
   at::Tensor dw_partial = at::empty({programs, r.cols}, x.options().dtype(at::kFloat));
   dispatch_float(x.scalar_type(), "rms_norm_backward", [&]<class T>(T) {
     static auto k = make_rms_norm_bwd_dx<T>();
-    k[launch_options(x, {programs}, {{"BLOCK", block}}, bwd_warps(block))](
+    k[launch_options(x, {programs}, row_meta(block, r.cols), bwd_warps(block))](
         x, dy, dx, w, rstd, dw_partial, static_cast<std::int32_t>(r.rows), static_cast<std::int32_t>(r.cols));
     sum_partials<T>(dw_partial, dw, programs, r.cols);
   });

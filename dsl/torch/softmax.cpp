@@ -43,7 +43,7 @@ at::Tensor softmax_fwd(const at::Tensor& x_in, std::int64_t dim) {
   const std::int64_t block = next_pow2(r.cols);
   dispatch_float(x.scalar_type(), "softmax", [&]<class T>(T) {
     static auto k = make_softmax_fwd<T>();
-    k[launch_options(x, {r.rows}, {{"BLOCK", block}}, row_warps(block))](x, y, static_cast<std::int32_t>(r.cols));
+    k[launch_options(x, {r.rows}, row_meta(block, r.cols), row_warps(block))](x, y, static_cast<std::int32_t>(r.cols));
   });
   return y;
 }
@@ -63,7 +63,7 @@ at::Tensor softmax_bwd(const at::Tensor& dy_in, const at::Tensor& y_in, std::int
   const std::int64_t block = next_pow2(r.cols);
   dispatch_float(y.scalar_type(), "softmax_backward", [&]<class T>(T) {
     static auto k = make_softmax_bwd<T>();
-    k[launch_options(y, {r.rows}, {{"BLOCK", block}}, row_warps(block))](y, dy, dx, static_cast<std::int32_t>(r.cols));
+    k[launch_options(y, {r.rows}, row_meta(block, r.cols), row_warps(block))](y, dy, dx, static_cast<std::int32_t>(r.cols));
   });
   return dx;
 }
@@ -108,7 +108,7 @@ at::Tensor cross_entropy_bwd(const at::Tensor& grad_scale, const at::Tensor& log
   const std::int64_t block = cross_entropy_block(v);
   dispatch_float(logits.scalar_type(), "cross_entropy_backward", [&]<class T>(T) {
     static auto k = make_cross_entropy_bwd<T>();
-    k[launch_options(logits, {rows}, {{"BLOCK", block}}, row_warps(block))](
+    k[launch_options(logits, {rows}, row_meta(block, v), row_warps(block))](
         logits, target, lse, scale, dlogits, static_cast<std::int32_t>(v), static_cast<std::int32_t>(ignore_index));
   });
   return dlogits;

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "dsl/torch/kernel_name.hpp"
+#include "dsl/torch/row_mask.hpp"
 
 namespace tessera::torch_ops {
 namespace ts = ::tessera;
@@ -20,7 +21,7 @@ auto make_softmax_fwd() {
     const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
     auto row = ts::program_id(0);
     auto cols = ts::arange(0, BLOCK);
-    auto mask = cols < n;
+    auto mask = row_mask(cols, n);
     auto v = ts::load(x + row * n + cols, mask, -std::numeric_limits<float>::infinity()).template to<float>();
     auto num = ts::exp(v - ts::max(v, 0));
     ts::store(y + row * n + cols, (num / ts::sum(num, 0)).template to<T>(), mask);
@@ -34,7 +35,7 @@ auto make_softmax_bwd() {
     const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
     auto row = ts::program_id(0);
     auto cols = ts::arange(0, BLOCK);
-    auto mask = cols < n;
+    auto mask = row_mask(cols, n);
     auto yv = ts::load(y + row * n + cols, mask, 0.0f).template to<float>();
     auto dyv = ts::load(dy + row * n + cols, mask, 0.0f).template to<float>();
     auto dot = ts::sum(yv * dyv, 0);
@@ -103,7 +104,7 @@ auto make_cross_entropy_bwd() {
     auto scale = ts::where(t == ignore_index, 0.0f, ts::load(grad_scale));
     ts::for_range(0, v, BLOCK, [&](ts::Int start) {
       auto cols = start + ts::arange(0, BLOCK);
-      auto mask = cols < v;
+      auto mask = row_mask(cols, v);
       auto xv = ts::load(logits + row * v + cols, mask, 0.0f).template to<float>();
       auto p = ts::fast_expf(xv - l);  // a probability below 2^-126 is 0 in f16/bf16 and noise in f32
       auto d = (p - (cols == t).template to<float>()) * scale;

@@ -250,7 +250,7 @@ def shape_str(shape):
 
 def norm_shapes(device):
     if device == "cpu":
-        return [(4, 96), (5, 33), (2, 3, 33)]
+        return [(4, 96), (5, 33), (2, 3, 33), (3, 64)]  # (3, 64): a row that fills its block (EVEN)
     # (4096, 1024): more row blocks than the backward programs of bias+GELU (8 per multiprocessor),
     # so a program's loop takes several, and the dbias partials have many rows to add.
     return [(64, 1024), (37, 1000), (2, 3, 777), (16, 4096), (8, 12288), (4096, 1024)]
@@ -420,7 +420,7 @@ def check_attention(rep, device, dtype):
 def check_cross_entropy(rep, device, dtype):
     # (M, V, ignore_index or None for the schema's default, label)
     if device == "cpu":
-        cases = [(4, 96, None, ""), (5, 33, -100, ""), (6, 33, 3, "")]
+        cases = [(4, 96, None, ""), (5, 33, -100, ""), (6, 33, 3, ""), (3, 64, -100, "")]
     else:
         cases = [(64, 1000, None, ""), (37, 4096, -100, ""), (64, 50257, -100, " large vocab"),
                  (16, 32000, 3, "")]
