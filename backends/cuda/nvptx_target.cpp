@@ -147,8 +147,10 @@ class NvptxTarget final : public lower::Target {
     // f32 division as Triton does it: div.full.f32 (2 ulp, full range) rather than the IEEE
     // div.rn.f32, whose software sequence costs memory-bound kernels like softmax their last percent.
     if (fn == "fdiv") return x->getType()->isFloatTy() ? b.CreateIntrinsic(llvm::Intrinsic::nvvm_div_full, {}, {x, y}) : nullptr;
-    // fast_dividef: div.approx.f32, a reciprocal and a product (the verifier admits f32 only).
-    if (fn == "fdiv_approx") return b.CreateIntrinsic(llvm::Intrinsic::nvvm_div_approx_f, {}, {x, y});
+    // fast_dividef: div.approx.ftz.f32, a reciprocal and a product (the verifier admits f32 only).
+    // Not div.approx.f32: ptxas scales a subnormal divisor around its reciprocal (a compare, a
+    // predicated multiply and a select), which fast_dividef's bounds (2^-126 <= |b|) leave out.
+    if (fn == "fdiv_approx") return b.CreateIntrinsic(llvm::Intrinsic::nvvm_div_approx_ftz_f, {}, {x, y});
     return nvptx_math(b, fn, {x, y});
   }
   void link_device_library(llvm::Module& m) const override { link_libdevice(m); }

@@ -100,7 +100,7 @@ llvm::Value* KernelLowering::lower_binary(OpKind k, DType d, llvm::Value* a, llv
     case OpKind::Div:
       if (fp) {
         // LLVM's fdiv is IEEE division on every target; a target may lower `/` faster (NVIDIA's
-        // div.full.f32), and fast_dividef faster still (div.approx.f32), except where the op
+        // div.full.f32), and fast_dividef faster still (div.approx.ftz.f32), except where the op
         // asks for the correctly rounded result.
         if (rounding != "rn")
           if (llvm::Value* r = target_.math_binary(b_, rounding == "approx" ? "fdiv_approx" : "fdiv", a, b)) return r;

@@ -13,6 +13,8 @@
 //   erf f32     libdevice 2 ulp; own 4 ulp
 //   pow f32 (x in [0.1, 10], |y| <= 4)   libdevice 4 ulp; own 2 ulp + |y|·2^-21 relative
 //   floor, ceil exact; fma correctly rounded (0.5 ulp)
+//   fast_expf, fast_exp2f, fast_dividef f32 (ex2.approx.ftz, div.approx.ftz): as exp, exp2 (normal
+//     results), and 2 ulp for the quotient (divisors in [0.25, 64])
 //   every f64 op (libdevice only)        2 ulp (log/log2: + 2^-50 absolute)
 // Each element is held to its bound (compare.hpp, compare_with); a failure lists the first
 // offenders and the worst one.
@@ -26,6 +28,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compare.hpp"
@@ -71,7 +74,8 @@ struct MathCase {
 // The ops a math kernel can apply, chosen by the meta-parameter OP (an index into this list): a
 // kernel function captures nothing, so the op's name cannot reach the body any other way.
 const std::vector<std::string> kMathOps = {"exp",  "exp2",    "log", "log2",  "rsqrt", "sin", "cos",
-                                           "tanh", "sigmoid", "erf", "floor", "ceil",  "pow", "fma"};
+                                           "tanh", "sigmoid", "erf", "floor", "ceil",  "pow", "fma",
+                                           "fast_expf", "fast_exp2f", "fast_dividef"};
 std::int64_t math_op_index(const std::string& name) {
   for (std::size_t i = 0; i < kMathOps.size(); ++i)
     if (kMathOps[i] == name) return static_cast<std::int64_t>(i);
@@ -101,7 +105,10 @@ auto make_kernel(const std::string& name) {
     else if (op == "floor") r = ts::floor(x);
     else if (op == "ceil") r = ts::ceil(x);
     else if (op == "pow") r = ts::pow(x, y);
-    else r = ts::fma(x, y, x);
+    else if (op == "fma") r = ts::fma(x, y, x);
+    else if constexpr (std::is_same_v<T, float>)
+      r = op == "fast_expf" ? ts::fast_expf(x) : op == "fast_exp2f" ? ts::fast_exp2f(x) : ts::fast_dividef(x, y);
+    else throw std::invalid_argument(op + " takes f32 tiles only");
     ts::store(out + offs, r, mask);
   });
 }
@@ -134,6 +141,12 @@ std::vector<MathCase<T>> cases() {
       // up to one rounding).
       {"fma", -100, 100, -100, 100, [](double x, double y) { return std::fma(x, y, x); }, fixed(0.5), 2},
   };
+  if constexpr (std::is_same_v<T, float>) {  // the fast forms (f32 only), whose results stay normal here
+    c.push_back({"fast_expf", -10, 10, 0, 0, u(std::exp),
+                 [=](double x, double, bool) { return Bound{2, std::fabs(x * l2e) * m24}; }});
+    c.push_back({"fast_exp2f", -20, 20, 0, 0, u(std::exp2), fixed(2)});
+    c.push_back({"fast_dividef", -100, 100, 0.25, 64, [](double x, double y) { return x / y; }, fixed(2), 2});
+  }
   if constexpr (std::is_same_v<T, double>) {  // libdevice's f64: 2 ulp (log, log2 near 1: absolute)
     for (auto& mc : c)
       if (mc.name != "floor" && mc.name != "ceil" && mc.name != "fma")
