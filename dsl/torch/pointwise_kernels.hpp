@@ -35,31 +35,38 @@ BiasedTile biased_tile(ts::Ptr<T> x, ts::Ptr<T> bias, ts::Int m, ts::Int n) {
   return {offs, mask, z};
 }
 
-// 2·Phi(z) = 1 + erf(z / sqrt 2), and e = exp(-z^2 / 2) (the normal density without its 1/sqrt(2 pi)).
-// f32 results take libdevice's erff (ts::erf). f16/bf16 results take erfc(x) = P(t)·exp(-x^2),
-// t = 1 / (1 + p x), x = |z| / sqrt 2, the polynomial form of Abramowitz & Stegun 7.1.26 (|error|
-// <= 1.5e-7 in erf, below a thousandth of an f16 ulp of the result): about half the instructions
-// of erff, no branch, and its exponential is the density the backward pass needs anyway. 2·Phi is
-// 2 - erfc(x) for z >= 0 and erfc(x) below, so the left tail keeps its relative accuracy. The
-// reciprocal and the exponential take their fast forms (fast_dividef, fast_expf: within 2 ulp,
-// without range and subnormal handling), 6 of the ~32 instructions an element of the forward pass
-// (sm_90a SASS: 520 -> 424 for 16 elements), which on the H200 is bound by instructions, not bytes
-// (Nsight Compute there, session 13: not_selected and math_pipe_throttle stalls; notes/training.md).
+// Phi(z) = (1 + erf(z / sqrt 2)) / 2, and e = exp(-z^2 / 2) (the normal density without its
+// 1/sqrt(2 pi)). f32 results take libdevice's erff (ts::erf). f16/bf16 results take
+// erfc(x) = P(t)·exp(-x^2), t = 1 / (1 + p x), x = |z| / sqrt 2, the polynomial form of Abramowitz &
+// Stegun 7.1.26 (|error| <= 1.5e-7 in erf, below a thousandth of an f16 ulp of the result): about
+// half the instructions of erff, no branch, and its exponential is the density the backward pass
+// needs anyway. Phi is 1 - erfc(x)/2 for z >= 0 and erfc(x)/2 below, so the left tail keeps its
+// relative accuracy. On the H200 these kernels are bound by instructions, not bytes (Nsight
+// Compute there, session 13: not_selected and math_pipe_throttle stalls; notes/training.md), so
+// the arithmetic is arranged for fewer of them (sm_90a SASS for 16 elements, forward / backward:
+// 520 / 672 at first, 424 / 576 with fast_dividef and fast_expf, 344 / 496 in this form with
+// fast_dividef's div.approx.ftz):
+// - x is never formed: 1 + p x is an fma on |z| with p / sqrt 2 (|z| is free in the fma), and
+//   exp(-x^2) = exp2(z·z·(-log2(e) / 2)), whose exp2 needs no scaling of its own;
+// - the coefficients are halved, so that the polynomial gives erfc / 2 and Phi needs no 0.5;
+// - the reciprocal and the exponential take their fast forms (fast_dividef, fast_exp2f: within
+//   2 ulp, without range and subnormal handling): 1 + p x >= 1, and an exp below 2^-126 is 0 to
+//   f16/bf16 anyway.
 struct Gaussian {
-  ts::Tile<float> twice_cdf, e;
+  ts::Tile<float> cdf, e;  // Phi(z), exp(-z^2 / 2)
 };
 template <class T>
 Gaussian gaussian(const ts::Tile<float>& z) {
   if constexpr (std::is_same_v<T, float>) {
-    return {1.0f + ts::erf(z * kInvSqrt2), ts::exp(-0.5f * z * z)};
+    return {0.5f + 0.5f * ts::erf(z * kInvSqrt2), ts::exp(-0.5f * z * z)};
   } else {
-    constexpr float p = 0.3275911f, a1 = 0.254829592f, a2 = -0.284496736f, a3 = 1.421413741f, a4 = -1.453152027f,
-                    a5 = 1.061405429f;
-    auto x = ts::abs(z) * kInvSqrt2;
-    auto t = ts::fast_dividef(1.0f, 1.0f + p * x);  // 0 where 1 + p x > 2^126: so is erfc's product
-    auto e = ts::fast_expf(-x * x);                 // in (0, 1]; below 2^-126 it is 0 to f16/bf16 anyway
-    auto erfc = t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5)))) * e;
-    return {ts::where(z >= 0.0f, 2.0f - erfc, erfc), e};
+    constexpr float p = 0.3275911f * kInvSqrt2, a1 = 0.5f * 0.254829592f, a2 = 0.5f * -0.284496736f,
+                    a3 = 0.5f * 1.421413741f, a4 = 0.5f * -1.453152027f, a5 = 0.5f * 1.061405429f;
+    constexpr float kHalfLog2e = 0.5f * 1.4426950408889634f;
+    auto t = ts::fast_dividef(1.0f, 1.0f + p * ts::abs(z));  // 0 where 1 + p x > 2^126: so is erfc's product
+    auto e = ts::fast_exp2f(z * z * -kHalfLog2e);
+    auto half_erfc = t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5)))) * e;
+    return {ts::where(z >= 0.0f, 1.0f - half_erfc, half_erfc), e};
   }
 }
 
@@ -69,7 +76,7 @@ auto make_bias_gelu_fwd() {
   return ts::kernel(kernel_name<T>("bias_gelu_fwd"), [](ts::Ptr<T> x, ts::Ptr<T> bias, ts::Ptr<T> y, ts::Int m,
                                                         ts::Int n) {
     auto [offs, mask, z] = biased_tile(x, bias, m, n);
-    ts::store(y + offs, (0.5f * z * gaussian<T>(z).twice_cdf).template to<T>(), mask);
+    ts::store(y + offs, (z * gaussian<T>(z).cdf).template to<T>(), mask);
   });
 }
 
@@ -91,8 +98,8 @@ auto make_bias_gelu_bwd() {
       auto offs = rows.col() * n + cols.row();
       auto z = ts::load(x + offs, mask, 0.0f).template to<float>() + bv;
       auto g = ts::load(dy + offs, mask, 0.0f).template to<float>();
-      auto [twice_cdf, e] = gaussian<T>(z);
-      auto d = g * (0.5f * twice_cdf + z * e * kInvSqrt2Pi);  // 0 where masked: g loaded 0
+      auto [cdf, e] = gaussian<T>(z);
+      auto d = g * (cdf + z * kInvSqrt2Pi * e);  // 0 where masked: g loaded 0
       ts::store(dx + offs, d.template to<T>(), mask);
       acc = acc + d;
     });
