@@ -284,6 +284,11 @@ def layer_norm_fwd_one_pass(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: 
 
 
 @triton.jit
+def _add_pair(a1, b1, a2, b2):
+    return a1 + a2, b1 + b2
+
+
+@triton.jit
 def layer_norm_bwd_dx_partial(X, DY, DX, W, Mean, Rstd, DW_partial, DB_partial, stride, M, N,
                               BLOCK: tl.constexpr):
     # tessera's make_layer_norm_bwd_dx: a fixed grid of P programs (norm_bwd_programs), program p
@@ -305,8 +310,10 @@ def layer_norm_bwd_dx_partial(X, DY, DX, W, Mean, Rstd, DW_partial, DB_partial, 
         rstd = tl.load(Rstd + row)
         x_hat = tl.where(mask, (x - mean) * rstd, 0.)
         wdy = w * dy
-        c1 = tl.sum(x_hat * wdy, axis=0) * inv_n
-        c2 = tl.sum(wdy, axis=0) * inv_n
+        # Both row sums in one tuple reduction, as tessera's kernel: one cross-warp exchange.
+        s1, s2 = tl.reduce((x_hat * wdy, wdy), 0, _add_pair)
+        c1 = s1 * inv_n
+        c2 = s2 * inv_n
         tl.store(DX + offs, ((wdy - (x_hat * c1 + c2)) * rstd).to(DX.dtype.element_ty), mask=mask)
         dw_acc += dy * x_hat
         db_acc += dy
