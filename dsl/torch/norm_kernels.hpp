@@ -90,9 +90,10 @@ auto make_layer_norm_bwd_dx() {
       auto x_hat = ts::where(mask, (xv - mu) * r, 0.0f);
       auto wdy = wv * dyv;
       // Both row sums in one reduction: one shared-memory exchange and one barrier for the two.
-      auto [sum_xw, sum_w] = ts::reduce(std::tuple{x_hat * wdy, wdy}, 0, [](ts::Float a1, ts::Float b1, ts::Float a2, ts::Float b2) {
-        return std::tuple{a1 + a2, b1 + b2};
-      });
+      auto [sum_xw, sum_w] = ts::reduce(std::tuple{x_hat * wdy, wdy}, 0,
+                                         [](ts::Float a1, ts::Float b1, ts::Float a2, ts::Float b2) {
+                                           return std::tuple{a1 + a2, b1 + b2};
+                                         });
       auto c1 = sum_xw * inv_n;
       auto c2 = sum_w * inv_n;
       ts::store(dx + offs, ((wdy - (x_hat * c1 + c2)) * r).template to<T>(), mask);
