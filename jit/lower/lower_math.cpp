@@ -131,6 +131,11 @@ llvm::Value* pow_f32(Builder& b, const Target& tg, llvm::Value* x, llvm::Value* 
 
 }  // namespace
 
+llvm::Value* KernelLowering::target_math(const ir::Op& op, llvm::Value* x) {
+  llvm::Value* r = op.has_attr("ftz") ? target_.math(b_, std::string(op.name()) + "_ftz", x) : nullptr;
+  return r ? r : target_.math(b_, op.name(), x);
+}
+
 llvm::Value* KernelLowering::lower_math(const ir::Op& op, const std::vector<llvm::Value*>& args_in) {
   const DType d = op.result()->type.dtype;
   if (!ir::is_float(d)) throw ProgramError(fmt::format("{} needs floating-point tiles, at {}", op.name(), op.loc.str()));
@@ -163,9 +168,7 @@ llvm::Value* KernelLowering::lower_math(const ir::Op& op, const std::vector<llvm
       if (!r) r = b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
       break;
     default: {
-      // exp2 {ftz} (fast_exp2f): the target's flushing form where it has one, else plain exp2.
-      if (op.has_attr("ftz")) r = target_.math(b_, std::string(op.name()) + "_ftz", x);
-      if (!r) r = target_.math(b_, op.name(), x);
+      r = target_math(op, x);
       if (r) break;
       if (!is_f32) no_f64(op);
       switch (op.kind) {

@@ -166,9 +166,7 @@ llvm::Value* KernelLowering::lower_unary(const Op& op, llvm::Value* x) {
       if (!ir::is_float(d)) throw ProgramError(fmt::format("{} needs a floating-point tile, at {}", op.name(), op.loc.str()));
       // f16/bf16 math runs in f32 and rounds back, as the device does.
       llvm::Value* v = is_f16ish(d) ? b_.CreateFPExt(x, b_.getFloatTy()) : x;
-      // exp {ftz} (fast_expf): the target's flushing form where it has one, else plain exp.
-      llvm::Value* r = op.has_attr("ftz") ? target_.math(b_, std::string(op.name()) + "_ftz", v) : nullptr;
-      if (!r) r = target_.math(b_, op.name(), v);
+      llvm::Value* r = target_math(op, v);  // exp {ftz} (fast_expf): the flushing form
       if (!r) {
         auto id = op.kind == OpKind::Exp ? llvm::Intrinsic::exp : op.kind == OpKind::Log ? llvm::Intrinsic::log : llvm::Intrinsic::sqrt;
         r = b_.CreateUnaryIntrinsic(id, v);

@@ -80,6 +80,9 @@ class KernelLowering {
   llvm::Value* lower_fp8_cast(const ir::Type& from, const ir::Type& to, llvm::Value* x, bool toward_zero);
   // exp2 log2 rsqrt sin cos tanh sigmoid erf floor ceil pow fma (lower_math.cpp).
   llvm::Value* lower_math(const ir::Op& op, const std::vector<llvm::Value*>& args);
+  // The target's form of unary `op`'s function at x, or null (tessera's own IR then): for an op
+  // with {ftz} (fast_expf, fast_exp2f) its flushing form NAME_ftz where the target has one.
+  llvm::Value* target_math(const ir::Op& op, llvm::Value* x);
   void lower_arange(const ir::Op& op);
   void lower_broadcast(const ir::Op& op);
   void lower_convert_layout(const ir::Op& op);
