@@ -15,7 +15,11 @@ namespace {
 ts::LaunchOptions bias_gelu_options(const at::Tensor& x, std::int64_t rows, std::int64_t cols) {
   const std::int64_t block_n = std::min<std::int64_t>(next_pow2(cols), 1024), block_m = 2048 / block_n;
   return launch_options(x, {ts::cdiv(rows, block_m), ts::cdiv(cols, block_n)},
-                        {{"BLOCK_M", block_m}, {"BLOCK_N", block_n}}, 4);
+                        {{"BLOCK_M", block_m},
+                         {"BLOCK_N", block_n},
+                         {"EVEN_M", rows % block_m == 0 ? 1 : 0},
+                         {"EVEN_N", cols % block_n == 0 ? 1 : 0}},
+                        4);
 }
 
 // Row-block programs of the backward (grid dim 0): enough for eight programs of 4 warps per
@@ -104,7 +108,7 @@ at::Tensor dropout(const at::Tensor& x_in, double p, std::int64_t seed) {
   if (x.numel() == 0) return y;
   dispatch_float(x.scalar_type(), "dropout", [&]<class T>(T) {
     static auto k = make_dropout<T>();
-    k[launch_options(x, {ts::cdiv(x.numel(), kDropoutBlock)}, {}, 4)](
+    k[launch_options(x, {ts::cdiv(x.numel(), kDropoutBlock)}, {{"EVEN", x.numel() % kDropoutBlock == 0 ? 1 : 0}}, 4)](
         x, y, static_cast<std::int32_t>(x.numel()), *keep_from, static_cast<float>(1.0 / (1.0 - p)), seed);
   });
   return y;

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "dsl/torch/kernel_name.hpp"
+#include "dsl/torch/row_mask.hpp"
 
 namespace tessera::torch_ops {
 namespace ts = ::tessera;
@@ -16,7 +17,8 @@ namespace ts = ::tessera;
 inline constexpr float kInvSqrt2 = 0.70710678118654752f, kInvSqrt2Pi = 0.39894228040143268f;
 
 // The [BLOCK_M, BLOCK_N] tile of x ([m, n]) that program (i, j) covers, plus the bias by column
-// (no per-element division by the row length): its offsets, mask and x + bias in f32.
+// (no per-element division by the row length): its offsets, mask and x + bias in f32. Meta
+// EVEN_M / EVEN_N (m a multiple of BLOCK_M, n of BLOCK_N) fold the mask's halves (row_mask.hpp).
 struct BiasedTile {
   ts::Tile<std::int32_t> offs;
   ts::Tile<bool> mask;
@@ -28,10 +30,11 @@ BiasedTile biased_tile(ts::Ptr<T> x, ts::Ptr<T> bias, ts::Int m, ts::Int n) {
   const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
   auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
   auto cols = ts::program_id(1) * BN + ts::arange(0, BN);
-  auto mask = (rows.col() < m) && (cols.row() < n);
+  auto col_mask = in_bounds(cols, n, BN, "EVEN_N");
+  auto mask = in_bounds(rows, m, BM, "EVEN_M").col() && col_mask.row();
   auto offs = rows.col() * n + cols.row();
   auto z = ts::load(x + offs, mask, 0.0f).template to<float>() +
-           ts::load(bias + cols, cols < n, 0.0f).template to<float>().row();
+           ts::load(bias + cols, col_mask, 0.0f).template to<float>().row();
   return {offs, mask, z};
 }
 
@@ -90,11 +93,12 @@ auto make_bias_gelu_bwd() {
                                                         ts::Ptr<float> dbias_partial, ts::Int m, ts::Int n) {
     const int BM = static_cast<int>(ts::meta("BLOCK_M")), BN = static_cast<int>(ts::meta("BLOCK_N"));
     auto cols = ts::program_id(1) * BN + ts::arange(0, BN);
-    auto bv = ts::load(bias + cols, cols < n, 0.0f).template to<float>().row();
+    auto col_mask = in_bounds(cols, n, BN, "EVEN_N");
+    auto bv = ts::load(bias + cols, col_mask, 0.0f).template to<float>().row();
     auto acc = ts::zeros<float>({BM, BN});
     ts::for_range(ts::program_id(0) * BM, m, ts::num_programs(0) * BM, [&](ts::Int first_row) {
       auto rows = first_row + ts::arange(0, BM);
-      auto mask = (rows.col() < m) && (cols.row() < n);
+      auto mask = in_bounds(rows, m, BM, "EVEN_M").col() && col_mask.row();  // first_row + BM <= m where EVEN_M
       auto offs = rows.col() * n + cols.row();
       auto z = ts::load(x + offs, mask, 0.0f).template to<float>() + bv;
       auto g = ts::load(dy + offs, mask, 0.0f).template to<float>();
@@ -103,7 +107,7 @@ auto make_bias_gelu_bwd() {
       ts::store(dx + offs, d.template to<T>(), mask);
       acc = acc + d;
     });
-    ts::store(dbias_partial + ts::program_id(0) * n + cols, ts::sum(acc, 0), cols < n);
+    ts::store(dbias_partial + ts::program_id(0) * n + cols, ts::sum(acc, 0), col_mask);
   });
 }
 
@@ -133,7 +137,7 @@ auto make_dropout() {
       auto w = words[k].template to<std::int32_t>();
       auto kept = (w >= keep_from) || (w <= ~keep_from);
       auto offs = pid * static_cast<int>(kDropoutBlock) + k * kQuarter + j;
-      auto mask = offs < numel;
+      auto mask = in_bounds(offs, numel, kQuarter, "EVEN");  // EVEN: numel a multiple of the block
       auto v = ts::load(x + offs, mask, 0.0f).template to<float>();
       ts::store(y + offs, (ts::where(kept, v, 0.0f) * scale).template to<T>(), mask);
     }
