@@ -108,10 +108,14 @@ inline ts::Executor executor_of(const at::Tensor& t) {
   return t.is_cuda() ? ts::Executor::Cuda : ts::Executor::Interpreter;
 }
 
+// The value of a meta flag that in_bounds (row_mask.hpp) folds on: 1 where `n` indices split into
+// whole tiles of `tile`, so that no program's tile is partial.
+inline std::int64_t whole_tiles(std::int64_t n, std::int64_t tile) { return n % tile == 0 ? 1 : 0; }
+
 // The meta-parameters of a row kernel (norm_kernels.hpp, softmax_kernels.hpp) over rows of `cols`
 // read `block` columns at a time: BLOCK, and EVEN where no block is partial (row_mask.hpp).
 inline ts::MetaValues row_meta(std::int64_t block, std::int64_t cols) {
-  return {{"BLOCK", block}, {"EVEN", cols % block == 0 ? 1 : 0}};
+  return {{"BLOCK", block}, {"EVEN", whole_tiles(cols, block)}};
 }
 
 // Warps for a one-row-per-program kernel whose row tile holds `block` elements.

@@ -17,8 +17,8 @@ ts::LaunchOptions bias_gelu_options(const at::Tensor& x, std::int64_t rows, std:
   return launch_options(x, {ts::cdiv(rows, block_m), ts::cdiv(cols, block_n)},
                         {{"BLOCK_M", block_m},
                          {"BLOCK_N", block_n},
-                         {"EVEN_M", rows % block_m == 0 ? 1 : 0},
-                         {"EVEN_N", cols % block_n == 0 ? 1 : 0}},
+                         {"EVEN_M", whole_tiles(rows, block_m)},
+                         {"EVEN_N", whole_tiles(cols, block_n)}},
                         4);
 }
 
@@ -108,7 +108,7 @@ at::Tensor dropout(const at::Tensor& x_in, double p, std::int64_t seed) {
   if (x.numel() == 0) return y;
   dispatch_float(x.scalar_type(), "dropout", [&]<class T>(T) {
     static auto k = make_dropout<T>();
-    k[launch_options(x, {ts::cdiv(x.numel(), kDropoutBlock)}, {{"EVEN", x.numel() % kDropoutBlock == 0 ? 1 : 0}}, 4)](
+    k[launch_options(x, {ts::cdiv(x.numel(), kDropoutBlock)}, {{"EVEN", whole_tiles(x.numel(), kDropoutBlock)}}, 4)](
         x, y, static_cast<std::int32_t>(x.numel()), *keep_from, static_cast<float>(1.0 / (1.0 - p)), seed);
   });
   return y;
