@@ -90,7 +90,7 @@ std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd(const at::Tensor& logits_in
   const std::int64_t block = cross_entropy_block(v);
   dispatch_float(logits.scalar_type(), "cross_entropy", [&]<class T>(T) {
     static auto k = make_cross_entropy_fwd<T>();
-    k[launch_options(logits, {rows}, {{"BLOCK", block}}, row_warps(block))](
+    k[launch_options(logits, {rows}, row_meta(block, v), row_warps(block))](
         logits, target, loss, lse, static_cast<std::int32_t>(v), static_cast<std::int32_t>(ignore_index));
   });
   return {loss, lse};

@@ -206,6 +206,16 @@ AxisInfo AxisInfoAnalysis::transfer(const Op& op) const {
       }
       return r;
     }
+    case OpKind::Min:
+    case OpKind::Max: {
+      // Every element is one of its two operands' (a clamped block start, min(start + B, n - B),
+      // stays a multiple of what both are multiples of). A contiguous operand's divisibility
+      // speaks of its runs' first elements only, so it contributes 1.
+      AxisInfo r = elementwise_default();
+      auto element_div = [&](int i, int d) { return operand(i).contig(d) > 1 ? I{1} : operand(i).div(d); };
+      for (int d = 0; d < n; ++d) r.divisibility[d] = std::gcd(element_div(0, d), element_div(1, d));
+      return r;
+    }
     case OpKind::Select: {
       AxisInfo r = elementwise_default();
       const AxisInfo& c = operand(0);

@@ -58,3 +58,33 @@ TEST_CASE("axis info: assume replaces contiguity and divisibility as Triton's hi
   CHECK(splat.contig(0) == 1);
   CHECK(splat.cnst(0) == 64);
 }
+
+TEST_CASE("axis info: min and max divide by what both operands divide by", "[ir][axis]") {
+  // A clamped block start min(s + 8192, n - 8192), n divisible by 16, stays a multiple of 16 (the
+  // cross-entropy forward's unmasked prefetch keeps its 16-byte vectors on it); with an odd
+  // operand nothing is left.
+  auto m = ir::parse_module(R"(kernel @k(%n: i32 {divisibility = 16}, %odd: i32) num_warps = 4 {
+  %0 = program_id {axis = 0} : i32
+  %1 = constant {value = 8192} : i32
+  %2 = mul %0, %1 : i32
+  %3 = add %2, %1 : i32
+  %4 = sub %n, %1 : i32
+  %5 = min %3, %4 : i32
+  %6 = max %3, %4 : i32
+  %7 = min %3, %odd : i32
+  %8 = arange {start = 0, end = 64} : <64xi32>
+  %9 = splat %4 : <64xi32>
+  %10 = min %8, %9 : <64xi32>
+  return
+}
+)");
+  ir::verify(*m);
+  AxisInfoAnalysis axis(*m);
+  CHECK(axis.get(result_of(*m, 5)).div(0) == 16);
+  CHECK(axis.get(result_of(*m, 6)).div(0) == 16);
+  CHECK(axis.get(result_of(*m, 7)).div(0) == 1);
+  CHECK(axis.get(result_of(*m, 5)).cnst(0) == 1);
+  // min(arange(0, 64), n - 8192) is 0, 1, 2, ... where n is large: not a multiple of anything.
+  CHECK(axis.get(result_of(*m, 10)).div(0) == 1);
+  CHECK(axis.get(result_of(*m, 10)).contig(0) == 1);
+}
