@@ -19,7 +19,10 @@ run() {  # tool name [args...]
 }
 export -f run; export LOG
 # One program per line, with its arguments. The GPU tests tagged [api-error] make a driver call
-# fail on purpose (broken PTX must give its log), which compute-sanitizer counts as an error.
+# fail on purpose (broken PTX must give its log), which compute-sanitizer counts as an error. ~[.]
+# keeps out the hidden children (tests/gpu/child_process.hpp) that trap on purpose: a filter of
+# exclusions alone selects hidden cases too in Catch2 v2, and their device-side assert left the
+# context unusable for every case after it (found 2026-12-07: 79 of 86 cases failed under each tool).
 programs="vector_add
 matmul
 matmul_fused
@@ -32,7 +35,7 @@ layer_norm
 layer_norm_bwd
 rms_norm_bwd
 online_softmax
-tessera_gpu_tests ~[api-error]"
+tessera_gpu_tests ~[api-error]~[.]"
 if command -v tessera_random_gpu_tests > /dev/null; then programs="$programs
 tessera_random_gpu_tests"; fi
 # SANITIZE_PROGRAMS (lines as above) replaces the list: a re-check of a few programs or test cases.
