@@ -10,7 +10,7 @@
 # ONLY_ON=H200 exits at once (status 0) where the card's name lacks that word: a call that may be
 # given either card then costs nothing where it gets the other. CHECKS=0 skips the two
 # correctness steps (where the same tree passed them on another call).
-# Usage: TB=SECONDS bash tests/gpu/ab_torch_ops.sh .pack/old.tar   (logs in $OUT)
+# Usage: TB=SECONDS bash tests/gpu/ab_torch_ops.sh .pack/old.tar   (logs in $OUT; the A/B rounds in $OUT/ab.log)
 set -u
 OLD_TAR=${1:?usage: ab_torch_ops.sh OLD.tar}
 OUT=${OUT:-/tmp/tessera-out}; mkdir -p "$OUT"
@@ -32,10 +32,12 @@ if [ "${CHECKS:-1}" != 0 ]; then
 fi
 wait $oldpid || { echo "OLD BUILD FAILED"; tail -5 $OUT/old_build.log; }
 echo "checked at $(( $(date +%s) - t0 )) s"
+# One --tessera-only round of a side; every round also goes to $OUT/ab.log, so that a call whose
+# printed tail is cut keeps the first rounds.
 ab() {
-  echo "== $1"
+  echo "== $1" | tee -a $OUT/ab.log
   timeout 70 python3 tests/bench/torch_ops_bench.py --lib $1 --tessera-only 2>&1 |
-    grep -E "^(layer_norm|rms_norm|softmax|cross_entropy|bias_gelu|dropout|copy) " | tr -s ' '
+    grep -E "^(layer_norm|rms_norm|softmax|cross_entropy|bias_gelu|dropout|copy) " | tr -s ' ' | tee -a $OUT/ab.log
 }
 [ $(left) -gt 80 ] && { ab $O; ab $L; }
 echo "A/B at $(( $(date +%s) - t0 )) s"
