@@ -15,8 +15,6 @@
 namespace tessera_examples {
 namespace ts = tessera;
 
-inline constexpr float kLog2e = 1.4426950408889634f;
-
 // Q, K, V and O are [heads, n, HEAD_D] row-major (heads: batch x heads, any n). Program (i, h)
 // takes BLOCK_M query rows of head h and walks the keys in blocks of BLOCK_N, keeping a running
 // row max m, a running sum l of exp2 of the scaled scores less m, and the unnormalized output
@@ -47,7 +45,7 @@ AttentionRows attention_rows(ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::In
   auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
   auto dims = ts::arange(0, D);
   auto q_tile = ts::load(q + head + rows.col() * D + dims.row(), rows.col() < n, 0);
-  auto scale_log2 = scale * kLog2e;  // exp(x) = exp2(x * log2(e))
+  auto scale_log2 = scale * ts::kLog2e;  // exp(x) = exp2(x * log2(e))
   auto m = ts::full<float>({BM}, -inf);
   auto l = ts::zeros<float>({BM});
   auto acc = ts::zeros<float>({BM, D});
@@ -133,7 +131,7 @@ auto make_attention_bwd_dkdv(const char* name = "attention_bwd_dkdv") {
     auto v_tile = ts::load(v + kv_offs, keys.col() < n, 0);
     auto dk_acc = ts::zeros<float>({BN, D});
     auto dv_acc = ts::zeros<float>({BN, D});
-    auto scale_log2 = scale * kLog2e;
+    auto scale_log2 = scale * ts::kLog2e;
     auto query_block = [&](ts::Int i0) {
       auto rows = i0 + ts::arange(0, BM);
       auto r_offs = head + rows.col() * D + dims.row();  // BM x D
@@ -174,7 +172,7 @@ auto make_attention_bwd_dq(const char* name = "attention_bwd_dq") {
     auto lse_i = ts::load(lse + stats + rows, rows < n, 0.0f);
     auto delta_i = ts::load(delta + stats + rows, rows < n, 0.0f);
     auto dq_acc = ts::zeros<float>({BM, D});
-    auto scale_log2 = scale * kLog2e;
+    auto scale_log2 = scale * ts::kLog2e;
     auto keys_end = causal ? ts::minimum(n, (ts::program_id(0) + 1) * BM) : n;
     ts::for_range(0, keys_end, BN, [&](ts::Int j0) {
       auto keys = j0 + ts::arange(0, BN);

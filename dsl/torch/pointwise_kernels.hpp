@@ -65,7 +65,7 @@ Gaussian gaussian(const ts::Tile<float>& z) {
   } else {
     constexpr float p = 0.3275911f * kInvSqrt2, a1 = 0.5f * 0.254829592f, a2 = 0.5f * -0.284496736f,
                     a3 = 0.5f * 1.421413741f, a4 = 0.5f * -1.453152027f, a5 = 0.5f * 1.061405429f;
-    constexpr float kHalfLog2e = 0.5f * 1.4426950408889634f;
+    constexpr float kHalfLog2e = 0.5f * ts::kLog2e;
     auto t = ts::fast_dividef(1.0f, 1.0f + p * ts::abs(z));  // 0 where 1 + p x > 2^126: so is erfc's product
     auto e = ts::fast_exp2f(z * z * -kHalfLog2e);
     auto half_erfc = t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5)))) * e;

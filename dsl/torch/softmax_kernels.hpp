@@ -43,9 +43,6 @@ auto make_softmax_bwd() {
   });
 }
 
-// log2(e): exp(x) = exp2(x·log2(e)), the form fast_exp2f's fma + MUFU computes.
-inline constexpr float kLog2e = 1.4426950408889634f;
-
 // Per row of logits [rows, v]: lse = log(sum(exp(x))), online over column blocks. Each block is
 // read as [BLOCK / VEC, VEC] (VEC = 8: one 16-byte vector of 16-bit logits a thread), and every
 // group of VEC columns keeps its own running max m and sum s of exp(x - m): the loop's maxima and
@@ -95,8 +92,8 @@ auto make_cross_entropy_fwd() {
       // iteration, before the EVEN loop above).
       // No subnormal handling: every group's sum holds its maximum's exp(0) = 1 beside terms below
       // 2^-126 that it would not change.
-      auto m_log2 = m_new * kLog2e;
-      s = s * ts::fast_exp2f((m - m_new) * kLog2e) + ts::sum(ts::fast_exp2f(ts::fma(xv, kLog2e, -m_log2.col())), 1);
+      auto m_log2 = m_new * ts::kLog2e;
+      s = s * ts::fast_exp2f((m - m_new) * ts::kLog2e) + ts::sum(ts::fast_exp2f(ts::fma(xv, ts::kLog2e, -m_log2.col())), 1);
       m = m_new;
     });
     auto row_max = ts::max(m, 0);
@@ -117,7 +114,7 @@ auto make_cross_entropy_bwd() {
     const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
     auto row = ts::program_id(0);
     auto t = ts::load(target + row).to<std::int32_t>();
-    auto l_log2 = ts::load(lse + row) * kLog2e;
+    auto l_log2 = ts::load(lse + row) * ts::kLog2e;
     auto scale = ts::where(t == ignore_index, 0.0f, ts::load(grad_scale));
     ts::for_range(0, v, BLOCK, [&](ts::Int start) {
       auto cols = start + ts::arange(0, BLOCK);
@@ -125,7 +122,7 @@ auto make_cross_entropy_bwd() {
       auto xv = ts::load(logits + row * v + cols, mask, 0.0f).template to<float>();
       // exp(x - lse) as one fma and the MUFU (fast_exp2f, as the forward). A probability below
       // 2^-126 is 0 in f16/bf16 and noise in f32.
-      auto p = ts::fast_exp2f(ts::fma(xv, kLog2e, -l_log2));
+      auto p = ts::fast_exp2f(ts::fma(xv, ts::kLog2e, -l_log2));
       auto d = (p - (cols == t).template to<float>()) * scale;
       ts::store(dlogits + row * v + cols, d.template to<T>(), mask);
     });

@@ -226,6 +226,8 @@ Tile<float> fast_dividef(const X& a, const Y& b, const Loc& loc = Loc::current()
 inline Tile<float> fast_expf(const Tile<float>& x, const Loc& loc = Loc::current()) {
   return Tile<float>(detail::emit_fast_exp(x.ir_value(loc), loc), loc);
 }
+// log2(e), for exp(x) as fast_exp2f(x·kLog2e) (an fma where a max is subtracted: x·kLog2e - m·kLog2e).
+inline constexpr float kLog2e = 1.4426950408889634f;
 inline Tile<float> fast_exp2f(const Tile<float>& x, const Loc& loc = Loc::current()) {
   return Tile<float>(detail::emit_fast_exp2(x.ir_value(loc), loc), loc);
 }
