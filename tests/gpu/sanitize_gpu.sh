@@ -38,9 +38,10 @@ online_softmax
 tessera_gpu_tests ~[api-error]~[.]"
 if command -v tessera_random_gpu_tests > /dev/null; then programs="$programs
 tessera_random_gpu_tests"; fi
-# SANITIZE_PROGRAMS (lines as above) replaces the list: a re-check of a few programs or test cases.
+# SANITIZE_PROGRAMS (lines as above) replaces the list: a re-check of a few programs or test cases;
+# TOOLS (default "memcheck racecheck synccheck") the tools.
 programs=${SANITIZE_PROGRAMS:-$programs}
-for tool in memcheck racecheck synccheck; do
+for tool in ${TOOLS:-memcheck racecheck synccheck}; do
   while read -r p; do echo "$tool $p"; done <<< "$programs"
 done | xargs -P "$PARALLEL" -L 1 bash -c 'run "$0" "$@"' | sort | tee "$LOG/summary.txt"
 # Failure: a non-zero exit (99: the tool found errors; 124: timed out) or a non-zero error count.
