@@ -65,7 +65,7 @@ std::vector<llvm::Value*> nvptx_wgmma(llvm::IRBuilder<>& b, const lower::Target:
         n + 5, shape.n, type, type, register_list(0, n), register_list(n, 4), n + 4, shape.trans_b ? 1 : 0);
     std::vector<llvm::Value*> extra = a_words;
     extra.push_back(desc_b);
-    extra.push_back(b.getInt32(1));
+    extra.push_back(b.getInt32(shape.zero_acc ? 0 : 1));
     return call_tied_asm(b, text, acc, extra, {"r", "r", "r", "r", "l", "r"});
   }
   // Operands: $0..$n-1 the accumulators, $n and $n+1 the descriptors, $n+2 the scale-d flag
@@ -74,7 +74,7 @@ std::vector<llvm::Value*> nvptx_wgmma(llvm::IRBuilder<>& b, const lower::Target:
       "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {}, ${}, ${}, p, 1, 1, {}, {};\n}}",
       n + 2, shape.n, type, type, register_list(0, n), n, n + 1, shape.trans_a ? 1 : 0, shape.trans_b ? 1 : 0);
-  return call_tied_asm(b, text, acc, {desc_a, desc_b, b.getInt32(1)}, {"l", "l", "r"});
+  return call_tied_asm(b, text, acc, {desc_a, desc_b, b.getInt32(shape.zero_acc ? 0 : 1)}, {"l", "l", "r"});
 }
 
 std::vector<llvm::Value*> nvptx_wgmma_wait(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& acc, int pending) {

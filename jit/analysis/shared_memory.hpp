@@ -85,27 +85,6 @@ bool dot_stages(const ir::Op& dot, int operand);
 std::int64_t dot_stage_bytes(const ir::Op& dot, int operand);
 std::int64_t dot_staged_offset(const ir::Op& dot, int operand);
 std::int64_t dot_staged_bytes(const ir::Op& dot);
-// An asynchronous wgmma dot whose accumulator is only carried around its loop (the loop's block
-// argument feeds nothing but the dot, the dot's result nothing but the yield) may keep its wgmmas
-// in flight into the next iteration (wait_group 1 after each, wait_group 0 after the loop), as
-// Triton's and CUTLASS's mainloops do, when its rings follow the pipeline pass's schedule: both
-// views index stage s of rings of one length S, and the only writes to the rings in the loop are
-// copies after the dot into stage s + S - 1 (the stage of iteration i - 1, whose wgmmas may still
-// run in another warpgroup). The layout pass asks this (on rings as the pipeline pass made them)
-// and records the decision as the dot's attribute {wgmma_in_flight = 1}, which the lowering reads
-// (wgmma_in_flight: the attribute, on a dot that still only carries its accumulator), so that what
-// the layout pass then does to the rings cannot change the answer. Stage i is the iteration count
-// (iv - lb) / step as the pipeline pass computes it, and S >= 2:
-bool wgmma_may_stay_in_flight(const ir::Op& dot);
-bool wgmma_in_flight(const ir::Op& dot);
-// - with a spare stage (the ring one stage longer than num_stages, where that leaves as many
-//   programs resident per SM), every warpgroup finished reading i - 2's stage before the barrier
-//   at the top of iteration i;
-// - without, a second barrier after the wait_group 1 of iteration i (every warpgroup is then done
-//   with i - 1's) precedes the copies, as Triton's mainloop has.
-// The layout pass decides (on the rings as the pipeline pass made them: num_stages long) and
-// writes the decision into the IR: a ring one stage longer, or a debug_barrier after the dot.
-bool wgmma_spare_stage(const ir::Op& dot);
 // A conversion (convert_layout) writes each element at its row-major index, rows padded. Where
 // both layouts hold runs of two or more elements along the last dim (row_run) and a row is whole
 // 16-byte pieces, it writes and reads whole runs as vectors, and rows are padded by 16 bytes: the

@@ -26,8 +26,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
+#include "jit/analysis/wgmma_in_flight.hpp"
 #include "jit/lower/lowering.hpp"
 #include "tessera/error.hpp"
 
@@ -36,6 +38,16 @@ using ir::Op;
 using I = std::int64_t;
 
 namespace {
+
+// Whether `v` is the constant +0 (a tile of it, as the DSL's zeros): a dot from it accumulates
+// nothing.
+bool is_zero_constant(const ir::Value* v) {
+  if (!v->def || v->def->kind != ir::OpKind::Constant) return false;
+  const ir::Attr& value = v->def->attrs.at("value");
+  if (const double* d = std::get_if<double>(&value)) return *d == 0.0 && !std::signbit(*d);
+  const std::int64_t* i = std::get_if<std::int64_t>(&value);
+  return i && *i == 0;
+}
 
 // The descriptor's swizzle mode for a swizzle of `bytes`: 1 = 128 B, 2 = 64 B, 3 = 32 B.
 std::uint64_t swizzle_mode(I bytes) { return bytes == 128 ? 1 : bytes == 64 ? 2 : 3; }
@@ -222,11 +234,14 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
           pair = b_.CreateInsertElement(pair, a_elems[slot(s, 8 * kk + 2 * r + e, k / 4)], static_cast<std::uint64_t>(e));
         a_words[static_cast<std::size_t>(s * (k / 16) + kk)].push_back(b_.CreateBitCast(pair, b_.getInt32Ty()));
       }
-  Elems acc = get(op.operands[2]);
-  const Target::Wgmma shape{static_cast<int>(n), at.dtype == ir::DType::BF16, trans_a, trans_b};
+  // From a zero accumulator, the first k16 step computes d = a·b from undefined registers.
+  const bool zero_acc = is_zero_constant(op.operands[2]);
+  Elems acc = zero_acc ? Elems(get(op.operands[2]).size(), llvm::PoisonValue::get(b_.getFloatTy())) : get(op.operands[2]);
+  Target::Wgmma shape{static_cast<int>(n), at.dtype == ir::DType::BF16, trans_a, trans_b};
   target_.wgmma_fence(b_);
   for (I kk = 0; kk < k / 16; ++kk) {
     llvm::Value* db = desc_b(kk);
+    shape.zero_acc = zero_acc && kk == 0;
     for (I s = 0; s < slabs; ++s) {
       std::vector<llvm::Value*> regs;
       for (I v = 0; v < n / 2; ++v) regs.push_back(acc[slot(s, v, col_slots)]);
@@ -235,6 +250,13 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
     }
   }
   target_.wgmma_commit(b_);
+  if (analysis::wgmma_deferred(op)) {
+    // Retired by the wait of the body's first wgmma dot in the next iteration (or a later one in
+    // this), which passes the loop-carried accumulators through itself; after the loop, by
+    // lower_for's wait.
+    set(op.result(), std::move(acc));
+    return;
+  }
   if (analysis::wgmma_in_flight(op)) {
     // This iteration's wgmmas run on while the next one's copies are issued: wait only for the
     // previous iteration's. Without a spare stage the copies after this dot refill that
@@ -246,6 +268,9 @@ void KernelLowering::lower_dot_wgmma(const Op& op, llvm::Value* a_smem, llvm::Va
     return;
   }
   set(op.result(), target_.wgmma_wait(b_, acc, 0));
+  // The accumulators of the deferred dots this wait completes (wgmma_in_flight.hpp, form 2): read
+  // after it only, through a second (empty) wait that ties them.
+  for (const ir::Value* carried : analysis::wgmma_accumulators_retired_by(op)) set(carried, target_.wgmma_wait(b_, get(carried), 0));
 }
 
 }  // namespace tessera::lower

@@ -1,6 +1,7 @@
 // Kernel structure, layouts and control flow of the tile-IR -> LLVM IR lowering.
 #include "jit/lower/lowering.hpp"
 #include "jit/lower/codegen.hpp"
+#include "jit/analysis/wgmma_in_flight.hpp"
 
 #include <fmt/format.h>
 

@@ -128,6 +128,10 @@ class Target {
     bool bf16;
     bool trans_a;  // A M-major (else K-major)
     bool trans_b;  // B N-major (else K-major)
+    // d = a·b: the accumulators passed in are ignored (wgmma's scale-d 0), so that a dot from a
+    // zero accumulator needs no registers set to 0 before it (which ptxas, where another
+    // wgmma is still in flight, answers with a wait it injects: C7517).
+    bool zero_acc = false;
   };
   // With `a_words` given (four i32, each two 16-bit elements, the lower k first), A comes from
   // registers instead, desc_a null: word r holds row 16*(warp%4) + lane/4 + 8*(r%2), columns

@@ -87,7 +87,7 @@ std::vector<llvm::Value*> Target::wgmma(llvm::IRBuilder<>& b, const Wgmma& shape
   std::vector<llvm::PHINode*> sums;
   for (llvm::Value* c : acc) {
     sums.push_back(b.CreatePHI(b.getFloatTy(), 2));
-    sums.back()->addIncoming(c, entry);
+    sums.back()->addIncoming(shape.zero_acc ? llvm::ConstantFP::get(b.getFloatTy(), 0.0) : c, entry);
   }
   auto load = [&](llvm::Value* offset) {
     llvm::Value* x = b.CreateAlignedLoad(elem, b.CreateGEP(b.getInt8Ty(), shared_base, offset), llvm::Align(2));

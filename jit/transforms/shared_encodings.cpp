@@ -6,6 +6,7 @@
 
 #include "jit/analysis/layouts.hpp"
 #include "jit/analysis/shared_memory.hpp"
+#include "jit/analysis/wgmma_in_flight.hpp"
 #include "jit/transforms/rewrite.hpp"
 #include "tessera/error.hpp"
 
@@ -102,6 +103,29 @@ void fence_stores_into(ir::Module& m, const Op& alloc) {
   }
 }
 
+// Form 2 of wgmma_in_flight.hpp: the dot waits for nothing, its body's first wgmma dot W retires
+// it. Unless a synchronous wgmma dot later in the body retires it within its iteration, the stage
+// that the copies after W refill must not be one another warpgroup may still read: D's rings one
+// stage longer where that keeps the programs per SM (and no other dot's decision lengthened them),
+// else a debug_barrier right after W (one, for every dot W retires).
+void defer_wgmma(ir::Module& m, Op& dot, std::vector<const Op*>& lengthened) {
+  dot.attrs["wgmma_in_flight"] = std::int64_t{2};
+  if (analysis::wgmma_retired_in_iteration(dot)) return;
+  std::vector<const Op*> rings;
+  for (int l = 0; l < 2; ++l)
+    if (analysis::dot_reads_view(dot, l)) rings.push_back(analysis::shared_buffer_of(dot.operands[static_cast<std::size_t>(l)]));
+  const bool free = std::none_of(rings.begin(), rings.end(), [&](const Op* r) {
+    return std::count(lengthened.begin(), lengthened.end(), r) > 0;
+  }) && !(rings.size() == 2 && rings[0] == rings[1]);
+  if (free && analysis::spare_stages_keep_programs(m, rings)) {
+    for (const Op* r : rings) ++const_cast<Op*>(r)->result()->type.shape[0], lengthened.push_back(r);
+    return;
+  }
+  const Op& w = *analysis::wgmma_retiring_dot(dot);
+  Op& after_w = *dot.parent->ops.at(index_in_block(w) + 1);
+  if (after_w.kind != OpKind::DebugBarrier) insert_marker(after_w, OpKind::DebugBarrier, w.loc);
+}
+
 }  // namespace
 
 void encode_shared_buffers(ir::Module& m, int warp_size) {
@@ -135,6 +159,10 @@ void encode_shared_buffers(ir::Module& m, int warp_size) {
     // The operands the dot stages itself it fences itself (lower_dot).
     for (int l = 0; l < 2; ++l)
       if (analysis::dot_reads_view(*dot, l)) fence_stores_into(m, *analysis::shared_buffer_of(dot->operands[static_cast<std::size_t>(l)]));
+    if (analysis::wgmma_may_defer(*dot) && !analysis::wgmma_may_stay_in_flight(*dot)) {
+      defer_wgmma(m, *dot, lengthened);
+      continue;
+    }
     if (!analysis::wgmma_may_stay_in_flight(*dot)) continue;  // (only dots reading two rings may)
     dot->attrs["wgmma_in_flight"] = std::int64_t{1};
     Op* rings[2] = {const_cast<Op*>(analysis::shared_buffer_of(dot->operands[0])),

@@ -11,7 +11,11 @@
 // - for a wgmma dot that reads both operands from rings and may keep its wgmmas in flight
 //   (analysis::wgmma_may_stay_in_flight, recorded as {wgmma_in_flight = 1}): either a ring one
 //   stage longer (analysis::wgmma_spare_stage; the pipeline pass indexes stages by the iteration
-//   count, which smem_index takes modulo the ring's length) or a debug_barrier right after the dot.
+//   count, which smem_index takes modulo the ring's length) or a debug_barrier right after the dot;
+// - for a wgmma dot that the wait of its loop body's first wgmma dot may retire instead of its own
+//   (analysis::wgmma_may_defer, recorded as {wgmma_in_flight = 2}; attention's P·V): its rings one
+//   stage longer or a debug_barrier right after that first dot, unless a synchronous wgmma dot
+//   later in the body retires it within its iteration (wgmma_in_flight.hpp).
 // - for a dot that does not run on wgmma reading a transposed view (smem_trans) as a: a
 //   local_load of the view into registers right before it, which the dot stages (mma.sync and
 //   the fma loops read a's padded rows along K only; b they read either way).

@@ -14,6 +14,7 @@
 #include "jit/analysis/layouts.hpp"
 #include "jit/analysis/register_conversion.hpp"
 #include "jit/analysis/shared_memory.hpp"
+#include "jit/analysis/wgmma_in_flight.hpp"
 #include "jit/ir/parser.hpp"
 #include "jit/ir/verifier.hpp"
 #include "jit/ir/printer.hpp"
@@ -591,6 +592,137 @@ TEST_CASE("chained wgmma dots: the second reads its A (the first's accumulator, 
   CHECK(analysis::dot_stages(second, 1));
   CHECK(analysis::dot_staged_offset(second, 1) == 0);  // B first in its region: A has none
   CHECK(analysis::shared_bytes(second) == 64 * 64 * 2);
+}
+
+namespace {
+
+enum class AccUse { AfterFirstDot, BeforeFirstDot, LoadedA, CarriedA };
+
+// Attention's loop without its softmax, 4 warps, num_stages = 2: s = q·kᵀ (q [64 x d] loaded
+// once, kᵀ [d x 64] a ring), then o = cast(s)·v + acc·2 (v [64 x d] a ring, acc carried). With
+// BeforeFirstDot the carried value is scaled before the first dot; with LoadedA (d = 64) the
+// second dot's A is a loaded tile (a ring of its own) and s is added to the accumulator instead;
+// with CarriedA (d = 64) A is the previous iteration's cast(s), carried by the loop.
+std::unique_ptr<ir::Module> attention_loop(int d, AccUse use) {
+  const std::string scale = "    %sc = mul %acc, %two : <64x{0}xf32>\n";
+  const bool loaded = use == AccUse::LoadedA, carried = use == AccUse::CarriedA;
+  const std::string text = fmt::format(R"(kernel @attention_loop(%a: ptr<f16> {{divisibility = 16}}, %b: ptr<f16> {{divisibility = 16}}, %y: ptr<f32> {{divisibility = 16}}, %n: i32) num_warps = 4 num_stages = 2 {{
+  %rm = arange {{end = 64, start = 0}} : <64xi32>
+  %rd = arange {{end = {0}, start = 0}} : <{0}xi32>
+{4}{5}{6}{7}  %pq = splat %a : <64x{0}xptr<f16>>
+  %aq = addptr %pq, %qoff : <64x{0}xptr<f16>>
+  %q = load %aq : <64x{0}xf16>
+  %zero = constant {{value = 0.0}} : <64x{0}xf32>
+  %szero = constant {{value = 0.0}} : <64x64xf32>
+  %two = constant {{value = 2.0}} : <64x{0}xf32>
+  %lb = constant {{value = 0}} : i32
+  %step = constant {{value = 1}} : i32
+{8}  ^bb(%iv: i32, %acc: <64x{0}xf32>{9}):
+{1}    %pk = splat %b : <{0}x64xptr<f16>>
+    %ak = addptr %pk, %koff : <{0}x64xptr<f16>>
+    %k = load %ak : <{0}x64xf16>
+    %s = dot %q, %k, %szero : <64x64xf32>
+{2}{3}    %pv = splat %b : <64x{0}xptr<f16>>
+    %av = addptr %pv, %voff : <64x{0}xptr<f16>>
+    %v = load %av : <64x{0}xf16>
+    %o = dot %{10}, %v, %sc : <64x{0}xf32>
+{11}  }}
+  %r = reduce %c {{axis = 1}} : <64xf32> {{
+  ^bb(%ra: f32, %rb: f32):
+    %rc = add %ra, %rb : f32
+    yield %rc
+  }}
+  %t = reduce %r {{axis = 0}} : f32 {{
+  ^bb(%ta: f32, %tb: f32):
+    %tc = add %ta, %tb : f32
+    yield %tc
+  }}
+  store %y, %t
+  return
+}}
+)",
+                                       d, use == AccUse::BeforeFirstDot ? fmt::format(fmt::runtime(scale), d) : "",
+                                       use == AccUse::AfterFirstDot || carried ? fmt::format(fmt::runtime(scale), d) : "",
+                                       loaded ? "    %pa = splat %a : <64x64xptr<f16>>\n    %aa = addptr %pa, %aoff : <64x64xptr<f16>>\n"
+                                                "    %p = load %aa : <64x64xf16>\n    %sc = add %acc, %s : <64x64xf32>\n"
+                                              : "    %p = cast %s : <64x64xf16>\n",
+                                       row_major_offsets("qoff", "rm", "rd", 64, d), row_major_offsets("koff", "rd", "rm", d, 64),
+                                       row_major_offsets("voff", "rm", "rd", 64, d), loaded ? row_major_offsets("aoff", "rm", "rm", 64, 64) : "",
+                                       carried ? "  %pzero = constant {value = 0.0} : <64x64xf16>\n  %c, %cp = for %lb, %n, %step, %zero, %pzero : <64x64xf32>, <64x64xf16> {\n"
+                                               : fmt::format("  %c = for %lb, %n, %step, %zero : <64x{}xf32> {{\n", d),
+                                       carried ? ", %pc: <64x64xf16>" : "", carried ? "pc" : "p",
+                                       carried ? "    yield %o, %p\n" : "    yield %o\n");
+  auto mod = ir::parse_module(text);
+  ir::verify(*mod);
+  transforms::pipeline_loads(*mod, mod->num_stages);
+  transforms::assign_layouts(*mod, analysis::target_info("sm_90a"));
+  ir::verify(*mod);
+  return mod;
+}
+
+bool barrier_after(const ir::Op& op) {
+  const auto& body = op.parent->ops;
+  auto it = std::find_if(body.begin(), body.end(), [&](auto& o) { return o.get() == &op; });
+  return std::next(it) != body.end() && (*std::next(it))->kind == ir::OpKind::DebugBarrier;
+}
+
+}  // namespace
+
+TEST_CASE("rings: attention's P·V waits for nothing, the next iteration's first wgmma wait retires it",
+          "[shared_memory][wgmma]") {
+  // head_dim 64: q 8 KB and two rings of 2 x 8 KB leave room for five programs per SM, a spare
+  // stage for four: a barrier after the first dot instead. head_dim 128: 80 KB and 96 KB both
+  // leave two: v's ring takes a spare stage (k's, which only the synchronous dot reads, does not).
+  for (const int d : {64, 128}) {
+    INFO("head_dim " << d);
+    auto m = attention_loop(d, AccUse::AfterFirstDot);
+    const auto dots = ops_of_kind(*m, ir::OpKind::Dot);
+    REQUIRE(dots.size() == 2);
+    const ir::Op &qk = *dots[0], &pv = *dots[1];
+    REQUIRE(analysis::dot_uses_wgmma(pv));
+    CHECK(analysis::wgmma_a_in_registers(pv));
+    CHECK(analysis::wgmma_retiring_dot(pv) == &qk);
+    CHECK(analysis::wgmma_deferred(pv));
+    CHECK(analysis::wgmma_in_flight(pv));
+    CHECK_FALSE(analysis::wgmma_in_flight(qk));
+    const auto retired = analysis::wgmma_accumulators_retired_by(qk);
+    REQUIRE(retired.size() == 1);
+    CHECK(retired[0] == pv.parent->args.at(1).get());  // the carried accumulator, tied through qk's wait
+    const auto rings = ops_of_kind(*m, ir::OpKind::LocalAlloc);
+    REQUIRE(rings.size() >= 3);  // q, kᵀ, v (and the reductions' scratch after them)
+    CHECK(analysis::shared_buffer_of(pv.operands[1]) == rings[2]);
+    CHECK(rings[1]->result()->type.shape[0] == 2);
+    CHECK(rings[2]->result()->type.shape[0] == (d == 128 ? 3 : 2));
+    CHECK(barrier_after(qk) == (d == 64));
+    CHECK_FALSE(barrier_after(pv));
+  }
+  // The carried accumulator read before the first dot (its wait could not tie it), or an A that
+  // is not computed from the first dot (registers the loop may write while the wgmma reads them):
+  // synchronous, as before, with neither a spare stage nor a barrier.
+  for (const auto& [d, use] : {std::pair{128, AccUse::BeforeFirstDot}, std::pair{64, AccUse::CarriedA}}) {
+    INFO("head_dim " << d << (use == AccUse::CarriedA ? ", A carried" : ", accumulator read before the first dot"));
+    auto m = attention_loop(d, use);
+    const auto dots = ops_of_kind(*m, ir::OpKind::Dot);
+    REQUIRE(dots.size() == 2);
+    if (use == AccUse::CarriedA) CHECK(analysis::wgmma_a_in_registers(*dots[1]));
+    CHECK(analysis::wgmma_retiring_dot(*dots[1]) == nullptr);
+    CHECK_FALSE(analysis::wgmma_in_flight(*dots[1]));
+    CHECK_FALSE(dots[1]->has_attr("wgmma_in_flight"));
+    CHECK(analysis::wgmma_accumulators_retired_by(*dots[0]).empty());
+    for (const ir::Op* r : ops_of_kind(*m, ir::OpKind::LocalAlloc))
+      if (r->result()->type.rank() == 3) CHECK(r->result()->type.shape[0] == 2);
+    CHECK_FALSE(barrier_after(*dots[0]));
+  }
+  // A from a ring of its own (both operands views): deferred too; the two rings' spare stages
+  // would cost a program per SM (56 KB: four, 72 KB: three), so a barrier after the first dot.
+  auto m = attention_loop(64, AccUse::LoadedA);
+  const auto dots = ops_of_kind(*m, ir::OpKind::Dot);
+  REQUIRE(dots.size() == 2);
+  CHECK(analysis::is_async_dot(*dots[1]));
+  CHECK(analysis::wgmma_deferred(*dots[1]));
+  for (const ir::Op* r : ops_of_kind(*m, ir::OpKind::LocalAlloc))
+    if (r->result()->type.rank() == 3) CHECK(r->result()->type.shape[0] == 2);
+  CHECK(barrier_after(*dots[0]));
 }
 
 TEST_CASE("rings: a wgmma dot stays synchronous where the copies do not follow the pipeline pass's schedule",
