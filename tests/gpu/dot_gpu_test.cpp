@@ -238,8 +238,10 @@ void check_gpu_attention() {
                         {2, 257, 128, 128, 32, 8, 1, true}, {2, 200, 64, 64, 32, 4, 2, false},
                         {2, 130, 128, 64, 64, 4, 1, true},
                         // P·V left in flight (wgmma_in_flight.hpp, form 2) over many key blocks: two
-                        // warpgroups with V's spare stage, and one warpgroup at head_dim 128.
-                        {2, 1000, 128, 128, 32, 8, 2, false}, {1, 700, 128, 64, 64, 4, 2, true}};
+                        // warpgroups with V's spare stage, and one warpgroup at head_dim 128; every
+                        // key block whole (EVEN: no key mask), and the last one partial.
+                        {2, 1024, 128, 128, 32, 8, 2, false}, {1, 768, 128, 64, 64, 4, 2, true},
+                        {1, 1000, 128, 128, 32, 8, 2, false}, {2, 1024, 64, 64, 64, 4, 2, false}};
   const double eps = std::is_same_v<In, ts::bfloat16> ? 0x1p-8 : 0x1p-11;
   for (const Case& c : cases) {
     INFO("heads " << c.heads << " n " << c.n << " head_dim " << c.d << " blocks " << c.block_m << "x" << c.block_n
