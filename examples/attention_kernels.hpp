@@ -22,9 +22,9 @@ namespace ts = tessera;
 // In as the second dot's left operand (chained dots). With CAUSAL, key j is seen by query i only
 // if j <= i, and the loop stops after the block holding the program's last row. O in In.
 // Offsets are 32-bit: heads * n * HEAD_D must stay below 2^31.
-// The attention kernels' meta-parameters: BLOCK_M, BLOCK_N, HEAD_D and CAUSAL; the forward's also
-// EVEN (n a multiple of BLOCK_N: every key block is whole, so that its loads and, without CAUSAL,
-// its scores take no mask).
+// The attention kernels' meta-parameters: BLOCK_M, BLOCK_N, HEAD_D, CAUSAL and EVEN (n a multiple
+// of BLOCK_M and BLOCK_N: no block of queries or keys is partial, so that the loops' loads and,
+// without CAUSAL, their scores take no mask).
 struct AttentionMeta {
   int block_m, block_n, head_dim;
   bool causal;
@@ -132,6 +132,7 @@ auto make_attention_bwd_dkdv(const char* name = "attention_bwd_dkdv") {
   return ts::kernel(name, [](ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::Ptr<In> d_o, ts::Ptr<float> lse,
                              ts::Ptr<float> delta, ts::Ptr<In> dk, ts::Ptr<In> dv, ts::Int n, ts::Float scale) {
     const auto [BM, BN, D, causal] = attention_meta();
+    const bool even = ts::meta("EVEN") != 0;
     auto head = ts::program_id(1) * n * D;
     auto stats = ts::program_id(1) * n;
     auto keys = ts::program_id(0) * BN + ts::arange(0, BN);
@@ -147,13 +148,16 @@ auto make_attention_bwd_dkdv(const char* name = "attention_bwd_dkdv") {
       auto r_offs = head + rows.col() * D + dims.row();  // BM x D
       // Each of Q and dO is loaded once and read by two dots, once transposed: the pipeline
       // pass copies it into one ring that the transposed dot reads through smem_trans.
-      auto q_tile = ts::load(q + r_offs, rows.col() < n, 0);
-      auto do_tile = ts::load(d_o + r_offs, rows.col() < n, 0);
-      auto lse_i = ts::load(lse + stats + rows, rows < n, 0.0f);
-      auto delta_i = ts::load(delta + stats + rows, rows < n, 0.0f);
-      auto seen = (rows.row() < n) & (keys.col() < n);
-      if (causal) seen = seen & (keys.col() <= rows.row());
-      auto p_t = ts::where(seen, ts::fast_exp2f(ts::dot(k_tile, ts::trans(q_tile)) * scale_log2 - lse_i.row()), 0.0f);  // BN x BM
+      auto q_tile = even ? ts::load(q + r_offs) : ts::load(q + r_offs, rows.col() < n, 0);
+      auto do_tile = even ? ts::load(d_o + r_offs) : ts::load(d_o + r_offs, rows.col() < n, 0);
+      auto lse_i = even ? ts::load(lse + stats + rows) : ts::load(lse + stats + rows, rows < n, 0.0f);
+      auto delta_i = even ? ts::load(delta + stats + rows) : ts::load(delta + stats + rows, rows < n, 0.0f);
+      auto p_t = ts::fast_exp2f(ts::dot(k_tile, ts::trans(q_tile)) * scale_log2 - lse_i.row());  // BN x BM
+      if (causal || !even) {
+        auto seen = (rows.row() < n) & (keys.col() < n);
+        if (causal) seen = seen & (keys.col() <= rows.row());
+        p_t = ts::where(seen, p_t, 0.0f);
+      }
       dv_acc = ts::dot(p_t.template to<In>(), do_tile, dv_acc);
       auto ds_t = p_t * (ts::dot(v_tile, ts::trans(do_tile)) - delta_i.row());
       dk_acc = ts::dot(ds_t.template to<In>(), q_tile, dk_acc);
@@ -172,6 +176,7 @@ auto make_attention_bwd_dq(const char* name = "attention_bwd_dq") {
   return ts::kernel(name, [](ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::Ptr<In> d_o, ts::Ptr<float> lse,
                              ts::Ptr<float> delta, ts::Ptr<In> dq, ts::Int n, ts::Float scale) {
     const auto [BM, BN, D, causal] = attention_meta();
+    const bool even = ts::meta("EVEN") != 0;
     auto head = ts::program_id(1) * n * D;
     auto stats = ts::program_id(1) * n;
     auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
@@ -187,11 +192,15 @@ auto make_attention_bwd_dq(const char* name = "attention_bwd_dq") {
     ts::for_range(0, keys_end, BN, [&](ts::Int j0) {
       auto keys = j0 + ts::arange(0, BN);
       auto t_offs = head + keys.row() * D + dims.col();  // D x BN
-      auto k_tile = ts::load(k + head + keys.col() * D + dims.row(), keys.col() < n, 0);  // BN x D, read twice
-      auto v_t = ts::load(v + t_offs, keys.row() < n, 0);
-      auto seen = (keys.row() < n) & (rows.col() < n);
-      if (causal) seen = seen & (keys.row() <= rows.col());
-      auto p = ts::where(seen, ts::fast_exp2f(ts::dot(q_tile, ts::trans(k_tile)) * scale_log2 - lse_i.col()), 0.0f);  // BM x BN
+      auto k_offs = head + keys.col() * D + dims.row();  // BN x D, read twice
+      auto k_tile = even ? ts::load(k + k_offs) : ts::load(k + k_offs, keys.col() < n, 0);
+      auto v_t = even ? ts::load(v + t_offs) : ts::load(v + t_offs, keys.row() < n, 0);
+      auto p = ts::fast_exp2f(ts::dot(q_tile, ts::trans(k_tile)) * scale_log2 - lse_i.col());  // BM x BN
+      if (causal || !even) {
+        auto seen = (keys.row() < n) & (rows.col() < n);
+        if (causal) seen = seen & (keys.row() <= rows.col());
+        p = ts::where(seen, p, 0.0f);
+      }
       auto ds = p * (ts::dot(do_tile, v_t) - delta_i.col());
       dq_acc = ts::dot(ds.template to<In>(), k_tile, dq_acc);
     });
@@ -220,7 +229,7 @@ inline AttentionConfig attention_config(std::int64_t head_dim) {
 
 inline ts::LaunchOptions attention_options(std::int64_t heads, std::int64_t n, std::int64_t head_dim, bool causal,
                                            const AttentionConfig& cfg = {}, ts::Executor ex = ts::Executor::Auto) {
-  const bool even = n % cfg.block_n == 0;
+  const bool even = n % cfg.block_m == 0 && n % cfg.block_n == 0;
   return {.grid = {(n + cfg.block_m - 1) / cfg.block_m, heads},
           .meta = {{"BLOCK_M", cfg.block_m}, {"BLOCK_N", cfg.block_n}, {"HEAD_D", head_dim}, {"CAUSAL", causal ? 1 : 0},
                    {"EVEN", even ? 1 : 0}},

@@ -284,7 +284,8 @@ TEST_CASE("GPU attention forward bf16 matches a double reference", "[gpu][dot][a
 namespace {
 
 // Attention backward (ex::attention_forward_backward: the forward with its lse, delta, dK/dV, dQ)
-// on the GPU against a double reference: causal and not, a sequence length no block divides,
+// on the GPU against a double reference: causal and not, a sequence length no block divides and
+// one every block divides,
 // head_dim 64 and 128 on attention_bwd_config (every dot on wgmma on sm_90a; mma.sync under
 // TESSERA_CUDA_ARCH=sm_80), and smaller blocks on 4 warps. P and dS are rounded to the element
 // type before the dots that take them: each gradient is held to a few units of its rounding of
@@ -296,7 +297,9 @@ void check_gpu_attention_backward() {
     bool causal, small_blocks;
   };
   const Case cases[] = {{2, 300, 64, false, false}, {2, 300, 64, true, false}, {2, 257, 128, true, false},
-                        {2, 257, 128, false, false}, {2, 130, 64, true, true}};
+                        {2, 257, 128, false, false}, {2, 130, 64, true, true},
+                        // every block whole (EVEN: no masks but the causal one)
+                        {2, 512, 64, false, false}, {2, 512, 128, true, false}, {1, 512, 128, false, false}};
   const double eps = std::is_same_v<In, ts::bfloat16> ? 0x1p-8 : 0x1p-11;
   for (const Case& c : cases) {
     INFO("heads " << c.heads << " n " << c.n << " head_dim " << c.d << (c.causal ? " causal" : "")

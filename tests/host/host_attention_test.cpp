@@ -66,8 +66,9 @@ std::vector<In> attention_gradients(ts::Executor e, int warps, std::vector<In> q
 }
 
 template <class In>
-void check_attention_backward(bool causal, int num_stages) {
-  constexpr std::int64_t heads = 2, n = 100, d = 32;
+void check_attention_backward(bool causal, int num_stages, std::int64_t n = 100) {
+  // n = 100: the last query and key blocks partial; n = 128: every one whole (EVEN, no masks).
+  constexpr std::int64_t heads = 2, d = 32;
   const ex::AttentionConfig cfg{.block_m = 64, .block_n = 32, .num_stages = num_stages};
   std::mt19937 rng(kSeed);
   const auto count = static_cast<std::size_t>(heads * n * d);
@@ -112,9 +113,11 @@ TEST_CASE("attention forward bf16 on the host targets matches the interpreter", 
 TEST_CASE("attention backward f16 on the host targets matches the interpreter", "[host][dot][attention]") {
   check_attention_backward<ts::half>(false, 2);
   check_attention_backward<ts::half>(true, 1);
+  check_attention_backward<ts::half>(false, 2, 128);
 }
 
 TEST_CASE("attention backward bf16 on the host targets matches the interpreter", "[host][dot][attention]") {
   check_attention_backward<ts::bfloat16>(false, 3);
   check_attention_backward<ts::bfloat16>(true, 2);
+  check_attention_backward<ts::bfloat16>(true, 2, 128);
 }
