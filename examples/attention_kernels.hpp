@@ -52,9 +52,12 @@ AttentionRows attention_rows(ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::In
   auto l = ts::zeros<float>({BM});
   auto acc = ts::zeros<float>({BM, D});
   auto keys_end = causal ? ts::minimum(n, (ts::program_id(0) + 1) * BM) : n;
-  // With EVEN no key is past n: no mask on the loads, and none on the scores unless CAUSAL (sm_90a,
-  // fp16, head_dim 128, 64x64/w4/s2: 1184 -> 1064 SASS instructions a thread, ptxas 13.0).
-  const bool even = ts::meta("EVEN") != 0;
+  // With EVEN no key is past n: no mask on the loads nor on the scores (sm_90a, fp16, head_dim 128,
+  // 64x64/w4/s2: 1184 -> 1064 SASS instructions a thread, ptxas 13.0). H100, session 41, TFLOP/s
+  // with / without: fp16 B4 H32 N4096 D128 64x64/w4/s2 455.8 / 424.1, 128x32/w8/s2 450.8 / 424.6,
+  // D64 64x64/w4/s2 430.8 / 376.3. Not with CAUSAL, which keeps its mask: unmasked loads took the
+  // op's bf16 D128 causal forward (128x32/w8/s2) from 1741 / 1737 to 1786 / 1831 us.
+  const bool even = ts::meta("EVEN") != 0 && !causal;
   ts::for_range(0, keys_end, BN, [&](ts::Int j0) {
     auto keys = j0 + ts::arange(0, BN);
     auto k_t = even ? ts::load(k + head + keys.row() * D + dims.col())  // D x BN
@@ -62,7 +65,7 @@ AttentionRows attention_rows(ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::In
     // Key 0 is seen by every row from the first block on, so m is finite there and
     // exp2(m - m_new) is never exp2(-inf - -inf).
     auto scores = ts::dot(q_tile, k_t) * scale_log2;
-    if (causal || !even) {
+    if (!even) {
       auto seen = keys.row() < n;
       if (causal) seen = seen & (keys.row() <= rows.col());
       scores = ts::where(seen, scores, -inf);
