@@ -1,6 +1,5 @@
 #include "jit/analysis/wgmma_in_flight.hpp"
 
-#include <algorithm>
 #include <unordered_set>
 
 #include "jit/analysis/layouts.hpp"
@@ -12,18 +11,19 @@ using ir::OpKind;
 using I = std::int64_t;
 
 namespace {
-constexpr I kSharedPerSm = 228 * 1024, kReservedPerProgram = 1024;  // Hopper, per SM and program
-}  // namespace
+// Programs of `bytes` of shared memory that fit one SM (Hopper: 228 KB an SM, 1 KB of it
+// reserved a program).
+I programs_per_sm(I bytes) {
+  constexpr I kSharedPerSm = 228 * 1024, kReservedPerProgram = 1024;
+  return kSharedPerSm / (bytes + kReservedPerProgram);
+}
 
-namespace {
 // The loop whose iterations a pipelined dot's ring serves: the for whose body holds the dot.
 const Op* ring_loop(const Op& dot) {
   const Op* loop = ir::parent_op(dot);
   return loop && loop->kind == OpKind::For ? loop : nullptr;
 }
-}  // namespace
 
-namespace {
 const Op* def_of(const ir::Value* v, OpKind k) { return v->def && v->def->kind == k ? v->def : nullptr; }
 
 // Whether `slot` is the iteration count of `loop` as the pipeline pass computes it:
@@ -80,24 +80,39 @@ bool follows_ring_schedule(const Op& dot) {
   }
   return ok;
 }
-}  // namespace
 
-namespace {
+// The yield slot a dot's result goes to, where that is its only use; -1 otherwise.
+int only_yielded_slot(const Op& dot) {
+  const ir::Block& body = *dot.parent;
+  const Op* yield = body.terminator();
+  if (!yield) return -1;
+  int slot = -1, uses = 0;
+  ir::walk(const_cast<ir::Block&>(body), [&](const Op& o) {
+    for (const ir::Value* v : o.operands) uses += v == dot.result();
+  });
+  for (std::size_t c = 0; c < yield->operands.size(); ++c)
+    if (yield->operands[c] == dot.result()) slot = static_cast<int>(c);
+  return uses == 1 ? slot : -1;
+}
+
+// The block argument that carries a form-2 dot's result into the next iteration.
+const ir::Value* carried_accumulator(const Op& dot) {
+  const int slot = only_yielded_slot(dot);
+  const auto& args = dot.parent->args;
+  return slot >= 0 && static_cast<std::size_t>(slot) + 1 < args.size() ? args[static_cast<std::size_t>(slot) + 1].get() : nullptr;
+}
+
 // An asynchronous wgmma dot in a for whose accumulator is only carried around it (the block
 // argument feeds nothing but the dot, the result nothing but the yield).
 bool only_carries_its_accumulator(const Op& dot) {
   if (!dot_uses_wgmma(dot) || !is_async_dot(dot) || !ring_loop(dot)) return false;
-  ir::Block& body = *dot.parent;
   const ir::Value* acc = dot.operands.at(2);
-  std::size_t arg = 0;
-  while (arg < body.args.size() && body.args[arg].get() != acc) ++arg;
-  const Op* yield = body.terminator();
-  if (arg == 0 || arg == body.args.size() || !yield || yield->operands.at(arg - 1) != dot.result()) return false;
-  int acc_uses = 0, result_uses = 0;
-  ir::walk(body, [&](const Op& o) {
-    for (const ir::Value* v : o.operands) acc_uses += v == acc, result_uses += v == dot.result();
+  if (acc != carried_accumulator(dot)) return false;
+  int acc_uses = 0;
+  ir::walk(*dot.parent, [&](const Op& o) {
+    for (const ir::Value* v : o.operands) acc_uses += v == acc;
   });
-  return acc_uses == 1 && result_uses == 1;
+  return acc_uses == 1;
 }
 }  // namespace
 
@@ -109,16 +124,10 @@ bool wgmma_spare_stage(const Op& dot) {
   // SM, 1 KB of it reserved per program): two 96 KB rings fit, two 128 KB ones do not.
   const I stages = shared_buffer_of(dot.operands[0])->result()->type.shape[0];
   const I stage = shared_stage_bytes(dot.operands[0]->type) + shared_stage_bytes(dot.operands[1]->type);
-  auto programs = [&](I n) { return kSharedPerSm / (n * stage + kReservedPerProgram); };
-  return programs(stages + 1) == programs(stages);
+  return programs_per_sm((stages + 1) * stage) == programs_per_sm(stages * stage);
 }
 
 namespace {
-std::size_t top_level_index(const Op& op) {
-  const auto& ops = op.parent->ops;
-  return static_cast<std::size_t>(std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.get() == &op; }) - ops.begin());
-}
-
 // The top-level op of `body` that holds `op` (itself, or an op whose region holds it).
 const Op* top_level_holder(const Op& op, const ir::Block& body) {
   const Op* o = &op;
@@ -147,33 +156,12 @@ bool computed_from(const ir::Value* v, const ir::Value* from, const ir::Block& b
   return false;
 }
 
-// The yield slot a dot's result goes to, where that is its only use; -1 otherwise.
-int only_yielded_slot(const Op& dot) {
-  const ir::Block& body = *dot.parent;
-  const Op* yield = body.terminator();
-  if (!yield) return -1;
-  int slot = -1, uses = 0;
-  ir::walk(const_cast<ir::Block&>(body), [&](const Op& o) {
-    for (const ir::Value* v : o.operands) uses += v == dot.result();
-  });
-  for (std::size_t c = 0; c < yield->operands.size(); ++c)
-    if (yield->operands[c] == dot.result()) slot = static_cast<int>(c);
-  return uses == 1 ? slot : -1;
-}
-
-// The block argument that carries a form-2 dot's result into the next iteration.
-const ir::Value* carried_accumulator(const Op& dot) {
-  const int slot = only_yielded_slot(dot);
-  const auto& args = dot.parent->args;
-  return slot >= 0 && static_cast<std::size_t>(slot) + 1 < args.size() ? args[static_cast<std::size_t>(slot) + 1].get() : nullptr;
-}
-
 // Form 2's rings (the decision): each view D reads indexes the iteration count of a ring of S >= 2
 // stages that the loop writes only by top-level copies after W into stage i + S - 1.
 bool follows_deferred_ring_schedule(const Op& dot, const Op& w) {
   const Op& loop = *ir::parent_op(dot);
   const ir::Block& body = *dot.parent;
-  const std::size_t wi = top_level_index(w);
+  const std::size_t wi = ir::index_in_block(w);
   for (int l = 0; l < 2; ++l) {
     if (!dot_reads_view(dot, l)) continue;
     const Op* index = stage_index_of(dot.operands[static_cast<std::size_t>(l)]);
@@ -185,7 +173,7 @@ bool follows_deferred_ring_schedule(const Op& dot, const Op& w) {
     ir::walk(const_cast<ir::Block&>(body), [&](const Op& o) {
       if ((o.kind != OpKind::AsyncCopy && o.kind != OpKind::LocalStore) || shared_buffer_of(o.operands[0]) != ring) return;
       const Op* target = o.operands[0]->def;
-      ok = ok && o.kind == OpKind::AsyncCopy && o.parent == &body && top_level_index(o) > wi && target &&
+      ok = ok && o.kind == OpKind::AsyncCopy && o.parent == &body && ir::index_in_block(o) > wi && target &&
            target->kind == OpKind::SmemIndex && is_slot_ahead(target->operands[1], index->operands[1], stages - 1);
     });
     if (!ok) return false;
@@ -209,14 +197,14 @@ const Op* wgmma_retiring_dot(const Op& dot) {
   }
   // W waits for all (not in flight itself: as the body's first wgmma dot it can only be form 1).
   if (!w || w == &dot || !barrier_before_w || (w->has_attr("wgmma_in_flight") && wgmma_in_flight(*w))) return nullptr;
-  const std::size_t wi = top_level_index(*w);
-  if (top_level_index(dot) < wi) return nullptr;
+  const std::size_t wi = ir::index_in_block(*w);
+  if (ir::index_in_block(dot) < wi) return nullptr;
   const ir::Value* acc = carried_accumulator(dot);
   if (!acc) return nullptr;
   bool after_w = true;
   ir::walk(const_cast<ir::Block&>(body), [&](const Op& o) {
     for (const ir::Value* v : o.operands)
-      if (v == acc) after_w = after_w && top_level_index(*top_level_holder(o, body)) > wi;
+      if (v == acc) after_w = after_w && ir::index_in_block(*top_level_holder(o, body)) > wi;
   });
   if (!after_w) return nullptr;
   if (!dot_reads_view(dot, 0) && !computed_from(dot.operands[0], w->result(), body)) return nullptr;
@@ -230,22 +218,26 @@ bool wgmma_may_defer(const Op& dot) {
 
 bool wgmma_retired_in_iteration(const Op& dot) {
   const auto& ops = dot.parent->ops;
-  for (std::size_t i = top_level_index(dot) + 1; i < ops.size(); ++i)
+  for (std::size_t i = ir::index_in_block(dot) + 1; i < ops.size(); ++i)
     if (ops[i]->kind == OpKind::Dot && dot_uses_wgmma(*ops[i]) && !only_carries_its_accumulator(*ops[i]) &&
         !wgmma_retiring_dot(*ops[i]))  // synchronous whatever the layout pass decides for it
       return true;
   return false;
 }
 
-bool wgmma_deferred(const Op& dot) {
+namespace {
+// The form the layout pass recorded ({wgmma_in_flight = 1 | 2}); 0 where none.
+I recorded_form(const Op& dot) {
   const auto it = dot.attrs.find("wgmma_in_flight");
-  return it != dot.attrs.end() && std::holds_alternative<I>(it->second) && std::get<I>(it->second) == 2 && wgmma_retiring_dot(dot);
+  return it != dot.attrs.end() && std::holds_alternative<I>(it->second) ? std::get<I>(it->second) : 0;
 }
+}  // namespace
+
+bool wgmma_deferred(const Op& dot) { return recorded_form(dot) == 2 && wgmma_retiring_dot(dot); }
 
 bool wgmma_in_flight(const Op& dot) {
-  const auto it = dot.attrs.find("wgmma_in_flight");
-  if (it == dot.attrs.end() || !std::holds_alternative<I>(it->second)) return false;
-  return std::get<I>(it->second) == 2 ? wgmma_retiring_dot(dot) != nullptr : only_carries_its_accumulator(dot);
+  const I form = recorded_form(dot);
+  return form == 2 ? wgmma_retiring_dot(dot) != nullptr : form != 0 && only_carries_its_accumulator(dot);
 }
 
 bool spare_stages_keep_programs(const ir::Module& m, const std::vector<const Op*>& rings) {
@@ -254,15 +246,14 @@ bool spare_stages_keep_programs(const ir::Module& m, const std::vector<const Op*
     if (o.kind == OpKind::LocalAlloc) total += shared_bytes(o);
   });
   for (const Op* r : rings) extra += shared_bytes(*r) / r->result()->type.shape[0];
-  auto programs = [&](I bytes) { return kSharedPerSm / (bytes + kReservedPerProgram); };
-  return programs(total + extra) == programs(total);
+  return programs_per_sm(total + extra) == programs_per_sm(total);
 }
 
 std::vector<const ir::Value*> wgmma_accumulators_retired_by(const Op& w) {
   std::vector<const ir::Value*> accs;
   if (!w.parent) return accs;
   for (const auto& op : w.parent->ops)
-    if (op->kind == OpKind::Dot && wgmma_deferred(*op) && wgmma_retiring_dot(*op) == &w) accs.push_back(carried_accumulator(*op));
+    if (op->kind == OpKind::Dot && recorded_form(*op) == 2 && wgmma_retiring_dot(*op) == &w) accs.push_back(carried_accumulator(*op));
   return accs;
 }
 

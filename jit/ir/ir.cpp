@@ -164,4 +164,11 @@ std::unique_ptr<Module> Module::clone() const {
   return m;
 }
 
+std::size_t index_in_block(const Op& op) {
+  const auto& ops = op.parent->ops;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].get() == &op) return i;
+  throw std::logic_error("op not found in its parent block");
+}
+
 }  // namespace tessera::ir

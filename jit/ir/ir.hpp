@@ -126,6 +126,8 @@ class Module {
 // The op whose region holds `op` directly (a for, an if, a reduction); null at the kernel's top
 // level.
 inline Op* parent_op(const Op& op) { return op.parent && op.parent->parent ? op.parent->parent->parent : nullptr; }
+// The position of `op` among its block's ops (std::logic_error where the block lacks it).
+std::size_t index_in_block(const Op& op);
 
 // Appends ops to a block; the tracer and the passes build IR through it.
 class Builder {

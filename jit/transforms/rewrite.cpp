@@ -39,13 +39,6 @@ bool has_side_effects(const Op& op) {
   return false;
 }
 
-std::size_t index_in_block(const Op& op) {
-  const auto& ops = op.parent->ops;
-  for (std::size_t i = 0; i < ops.size(); ++i)
-    if (ops[i].get() == &op) return i;
-  throw std::logic_error("op not found in its parent block");
-}
-
 Op* insert_before(Op& anchor, std::unique_ptr<Op> op) {
   Block& b = *anchor.parent;
   op->parent = &b;

@@ -24,7 +24,7 @@ bool reads_shared_view(const ir::Op& op);
 // move anywhere its operands are defined and its results are not yet used.
 bool is_pure_compute(const ir::Op& op);
 
-std::size_t index_in_block(const ir::Op& op);
+using ir::index_in_block;  // (jit/ir/ir.hpp)
 // Inserts `op` into anchor's block just before anchor; returns it.
 ir::Op* insert_before(ir::Op& anchor, std::unique_ptr<ir::Op> op);
 // Moves every op of `scratch` (built there with a Builder), in order, into `block` before `pos`.

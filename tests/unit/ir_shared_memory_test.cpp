@@ -175,6 +175,24 @@ TEST_CASE("an atomic whose old values nobody reads uses no shared memory", "[sha
 
 namespace {
 
+// IR text: the f32 tile %c of `rows` rows summed to one value stored to %y, so that every value
+// of %c is used.
+std::string sum_into_y(int rows) {
+  return fmt::format(R"(  %sum_rows = reduce %c {{axis = 1}} : <{0}xf32> {{
+  ^bb(%sum_ra: f32, %sum_rb: f32):
+    %sum_rc = add %sum_ra, %sum_rb : f32
+    yield %sum_rc
+  }}
+  %sum = reduce %sum_rows {{axis = 0}} : f32 {{
+  ^bb(%sum_a: f32, %sum_b: f32):
+    %sum_c = add %sum_a, %sum_b : f32
+    yield %sum_c
+  }}
+  store %y, %sum
+)",
+                     rows);
+}
+
 // %name = the offsets of a row-major rows x cols tile: %row_index[:, None] * cols + %col_index[None, :].
 std::string row_major_offsets(const std::string& name, const std::string& row_index, const std::string& col_index,
                               int rows, int cols) {
@@ -232,22 +250,12 @@ std::unique_ptr<ir::Module> wgmma_dot_loop(int m, int n, int k, int stages, bool
     %d = dot %x, %w, %acc : <{0}x{1}xf32>
     yield %d
   }}
-  %r = reduce %c {{axis = 1}} : <{0}xf32> {{
-  ^bb(%ra: f32, %rb: f32):
-    %rc = add %ra, %rb : f32
-    yield %rc
-  }}
-  %s = reduce %r {{axis = 0}} : f32 {{
-  ^bb(%sa: f32, %sb: f32):
-    %sc = add %sa, %sb : f32
-    yield %sc
-  }}
-  store %y, %s
-{5}{6}  return
+{9}{5}{6}  return
 }}
 )",
                                        m, n, k, stages, outer_begin, epilogue, outer_end,
-                                       row_major_offsets("aoff", "rm", "rk", m, k), row_major_offsets("boff", "rk", "rn", k, n));
+                                       row_major_offsets("aoff", "rm", "rk", m, k), row_major_offsets("boff", "rk", "rn", k, n),
+                                       sum_into_y(m));
   auto mod = ir::parse_module(text);
   ir::verify(*mod);
   // No spare capacity at the top level: a pass that inserts there (local_alloc) while iterating
@@ -627,18 +635,7 @@ std::unique_ptr<ir::Module> attention_loop(int d, AccUse use) {
     %v = load %av : <64x{0}xf16>
     %o = dot %{10}, %v, %sc : <64x{0}xf32>
 {11}  }}
-  %r = reduce %c {{axis = 1}} : <64xf32> {{
-  ^bb(%ra: f32, %rb: f32):
-    %rc = add %ra, %rb : f32
-    yield %rc
-  }}
-  %t = reduce %r {{axis = 0}} : f32 {{
-  ^bb(%ta: f32, %tb: f32):
-    %tc = add %ta, %tb : f32
-    yield %tc
-  }}
-  store %y, %t
-  return
+{12}  return
 }}
 )",
                                        d, use == AccUse::BeforeFirstDot ? fmt::format(fmt::runtime(scale), d) : "",
@@ -651,7 +648,7 @@ std::unique_ptr<ir::Module> attention_loop(int d, AccUse use) {
                                        carried ? "  %pzero = constant {value = 0.0} : <64x64xf16>\n  %c, %cp = for %lb, %n, %step, %zero, %pzero : <64x64xf32>, <64x64xf16> {\n"
                                                : fmt::format("  %c = for %lb, %n, %step, %zero : <64x{}xf32> {{\n", d),
                                        carried ? ", %pc: <64x64xf16>" : "", carried ? "pc" : "p",
-                                       carried ? "    yield %o, %p\n" : "    yield %o\n");
+                                       carried ? "    yield %o, %p\n" : "    yield %o\n", sum_into_y(64));
   auto mod = ir::parse_module(text);
   ir::verify(*mod);
   transforms::pipeline_loads(*mod, mod->num_stages);
