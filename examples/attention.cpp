@@ -28,7 +28,7 @@ bool run(const char* what, std::int64_t heads, std::int64_t n, std::int64_t d, b
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   auto attention = ex::make_attention<In>();
   const ex::AttentionConfig cfg{.block_m = 64, .block_n = 32, .num_warps = 4};
-  attention[ex::attention_options(heads, n, d, causal, cfg)](q, k, v, o, static_cast<std::int32_t>(n), scale);
+  attention[ex::attention_options(heads, n, d, causal, scale, cfg)](q, k, v, o, static_cast<std::int32_t>(n), scale);
   ts::synchronize();
   const auto got = o.to_host();
   const auto want = ex::attention_reference<In>(hq, hk, hv, heads, n, d, scale, causal);

@@ -60,7 +60,7 @@ std::tuple<at::Tensor, at::Tensor> attention_fwd(const at::Tensor& q_in, const a
   if (s.heads == 0) return {o, lse};
   dispatch_16bit(q.scalar_type(), [&]<class T>(T) {
     static auto kernel = ex::make_attention_fwd<T>(kernel_name<T>("attention_fwd").c_str());
-    kernel[ts::torch::options_for(q, ex::attention_options(s.heads, s.n, s.d, causal, ex::attention_config(s.d)))](
+    kernel[ts::torch::options_for(q, ex::attention_options(s.heads, s.n, s.d, causal, static_cast<float>(scale), ex::attention_config(s.d)))](
         q, k, v, o, lse, static_cast<std::int32_t>(s.n), static_cast<float>(scale));
   });
   return {o, lse};

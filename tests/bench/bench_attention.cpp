@@ -73,7 +73,7 @@ void bench_shape(tessera::cuda::CudaDriver& drv, const Shape& s, const std::vect
   for (int r = 0; r < 64; ++r) rows.push_back({static_cast<std::int64_t>(rng() % heads), static_cast<std::int64_t>(rng() % s.n)});
   g_failed += bench::time_configs(drv, name, flops, configs, config_name, [&](const ex::AttentionConfig& cfg, const std::string& label) {
     auto launch = [&, cfg] {
-      attention[ex::attention_options(heads, s.n, s.d, s.causal, cfg)](q, k, v, o, static_cast<std::int32_t>(s.n), scale);
+      attention[ex::attention_options(heads, s.n, s.d, s.causal, scale, cfg)](q, k, v, o, static_cast<std::int32_t>(s.n), scale);
     };
     drv.memset_d8(reinterpret_cast<tessera::cuda::CUdeviceptr>(o.data()), 0xff, count * sizeof(In));  // NaN poison
     launch();
@@ -105,7 +105,7 @@ template <class In>
 int print_ptx(const std::string& arch, std::int64_t n, std::int64_t d, bool causal, const ex::AttentionConfig& cfg) {
   static auto attention = ex::make_attention<In>();
   std::vector<In> q(16), k(16), v(16), o(16);
-  const auto art = attention.warmup(arch, ex::attention_options(1, n, d, causal, cfg), std::span<In>(q), std::span<In>(k),
+  const auto art = attention.warmup(arch, ex::attention_options(1, n, d, causal, 0.125f, cfg), std::span<In>(q), std::span<In>(k),
                                     std::span<In>(v), std::span<In>(o), static_cast<std::int32_t>(n), 0.125f);
   std::fwrite(art.data.data(), 1, art.data.size(), stdout);
   return 0;

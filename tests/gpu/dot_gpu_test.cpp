@@ -257,7 +257,7 @@ void check_gpu_attention() {
     auto dout = ts::Buffer<In>::from_host(std::vector<In>(count, In(std::numeric_limits<float>::quiet_NaN())), ts::Executor::Cuda);
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
     const ex::AttentionConfig cfg{.block_m = c.block_m, .block_n = c.block_n, .num_warps = c.warps, .num_stages = c.stages};
-    kernel[ex::attention_options(c.heads, c.n, c.d, c.causal, cfg, ts::Executor::Cuda)](dq, dk, dv, dout,
+    kernel[ex::attention_options(c.heads, c.n, c.d, c.causal, scale, cfg, ts::Executor::Cuda)](dq, dk, dv, dout,
                                                                                         static_cast<std::int32_t>(c.n), scale);
     ts::synchronize(ts::Executor::Cuda);
     const auto got = dout.to_host();

@@ -13,8 +13,9 @@ namespace ex = tessera_examples;
 namespace {
 
 template <class In>
-void check_attention(bool causal, int num_stages, std::int64_t n = 100) {
-  // n = 100: the last key block partial; n = 128: every one whole (EVEN, no key mask).
+void check_attention(bool causal, int num_stages, std::int64_t n = 100, float scale = 0x1.6a09e6p-3f /* 1/sqrt(32) */) {
+  // n = 100: the last key block partial; n = 128: every one whole (EVEN, no key mask). A scale
+  // above 0 takes the row max before the scale (SCALE_POSITIVE), another the scaled scores.
   auto kernel = ex::make_attention<In>();
   constexpr std::int64_t heads = 2, d = 32;
   // num_stages >= 2: Q stored into shared memory once, K and V copied into rings (pipeline_loads).
@@ -23,10 +24,9 @@ void check_attention(bool causal, int num_stages, std::int64_t n = 100) {
   const auto count = static_cast<std::size_t>(heads * n * d);
   const auto q = random_values<In>(count, rng, -1, 1), k = random_values<In>(count, rng, -1, 1),
              v = random_values<In>(count, rng, -1, 1);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   auto run = [&](ts::Executor e, int warps) {
     auto out = poisoned<In>(count);
-    ts::LaunchOptions opts = ex::attention_options(heads, n, d, causal, cfg, e);
+    ts::LaunchOptions opts = ex::attention_options(heads, n, d, causal, scale, cfg, e);
     opts.num_warps = warps;
     kernel[opts](q, k, v, out, static_cast<std::int32_t>(n), scale);
     return out;
@@ -36,7 +36,7 @@ void check_attention(bool causal, int num_stages, std::int64_t n = 100) {
   for (double x : reference) want.push_back(In(static_cast<float>(x)));
   // Against the double reference: a few units of In's rounding (P and O are rounded to In).
   const double eps = std::is_same_v<In, ts::bfloat16> ? 0x1p-8 : 0x1p-11;
-  against_interpreter(std::string("attention ") + (causal ? "causal" : "full"), run,
+  against_interpreter(std::string("attention ") + (causal ? "causal" : "full") + " scale " + std::to_string(scale), run,
                       [&](const std::string& what, const std::vector<In>& got, const std::vector<In>& interp) {
                         // The row sums of P add in a tree over lanes and warps, the interpreter's
                         // left to right: O, rounded to In, may differ by one of its ulps.
@@ -108,6 +108,15 @@ TEST_CASE("attention forward bf16 on the host targets matches the interpreter", 
   check_attention<ts::bfloat16>(false, 3);
   check_attention<ts::bfloat16>(true, 2);
   check_attention<ts::bfloat16>(true, 2, 128);
+}
+
+TEST_CASE("attention forward with a scale of zero or below takes the scaled scores' max", "[host][dot][attention]") {
+  // A negative scale flips which product is the row's max; zero makes every seen key equally
+  // likely (and a masked score's -inf * 0 would be NaN were the mask applied before the scale).
+  check_attention<ts::half>(false, 2, 100, -0.3f);
+  check_attention<ts::half>(true, 2, 100, -0.3f);
+  check_attention<ts::bfloat16>(true, 1, 100, 0.0f);
+  check_attention<ts::half>(false, 2, 128, 0.0f);
 }
 
 TEST_CASE("attention backward f16 on the host targets matches the interpreter", "[host][dot][attention]") {

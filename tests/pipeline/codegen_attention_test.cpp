@@ -30,7 +30,7 @@ void check_attention_ptx(const char* dtype) {
       auto args = decltype(kernel)::arg_values(q, k, v, o, static_cast<std::int32_t>(n), 0.125f);
       const std::vector<ts::ArgValue> argv(args.begin(), args.end());
       const ex::AttentionConfig cfg = ex::attention_config(d);
-      const auto opts = ex::attention_options(heads, n, d, causal, cfg, ts::Executor::Interpreter);
+      const auto opts = ex::attention_options(heads, n, d, causal, 0.125f, cfg, ts::Executor::Interpreter);
       for (const std::string arch : {"sm_80", "sm_90a"}) {
         INFO(dtype << " head_dim " << d << (causal ? " causal" : " full") << ", " << arch);
         const auto art = ts::detail::compile_only(kernel.def(), opts, argv, arch);
@@ -78,7 +78,7 @@ void check_attention_backward_ptx(const char* dtype) {
       for (const std::string arch : {"sm_80", "sm_90a"}) {
         const ex::AttentionBackwardConfig cfg = ex::attention_bwd_config(d, causal, arch);
         INFO(dtype << " head_dim " << d << (causal ? " causal" : " full") << ", " << arch);
-        check_kernel_ptx(ptxas, forward, ex::attention_options(heads, n, d, causal, ex::attention_config(d), on),
+        check_kernel_ptx(ptxas, forward, ex::attention_options(heads, n, d, causal, 0.125f, ex::attention_config(d), on),
                          values(forward, q, k, v, o, lse, nn, 0.125f), arch, true);
         check_kernel_ptx(ptxas, delta_kernel, ex::attention_bwd_options(heads, n, d, causal, cfg.dq, false, on),
                          values(delta_kernel, o, d_o, delta, nn), arch, false);

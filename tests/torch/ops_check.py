@@ -400,11 +400,14 @@ def check_attention(rep, device, dtype):
     """float16 and bfloat16 only (the kernels' dots take 16-bit operands), on the CPU too."""
     # ([..., n, head_dim], causal, scale or None for 1/sqrt(head_dim))
     if device == "cpu":
-        cases = [((1, 2, 40, 16), False, None), ((2, 1, 33, 32), True, 0.3), ((1, 1, 64, 16), False, None)]
+        # a negative scale: the forward's max of the scaled scores (no SCALE_POSITIVE)
+        cases = [((1, 2, 40, 16), False, None), ((2, 1, 33, 32), True, 0.3), ((1, 1, 64, 16), False, None),
+                 ((1, 2, 40, 16), True, -0.25)]
     else:
         # n = 256: every block whole (the kernels' EVEN path), beside lengths no block divides
         cases = [((2, 4, 300, 64), False, None), ((2, 4, 300, 64), True, None), ((1, 2, 257, 128), True, 0.1),
-                 ((3, 130, 32), False, None), ((1, 2, 256, 128), False, None), ((1, 2, 256, 64), True, None)]
+                 ((3, 130, 32), False, None), ((1, 2, 256, 128), False, None), ((1, 2, 256, 64), True, None),
+                 ((1, 2, 300, 64), False, -0.2)]
     for shape, causal, scale in cases:
         label = f"{shape_str(shape)}" + (" causal" if causal else "") + ("" if scale is None else f" scale={scale}")
         rnd = Rand(f"attention {label} {dtype}", device)
