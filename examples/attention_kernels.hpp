@@ -73,9 +73,14 @@ AttentionRows attention_rows(ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::In
     // would be +inf or NaN.
     auto s = positive_scale ? ts::dot(q_tile, k_t) : ts::dot(q_tile, k_t) * scale_log2;
     if (!even) {
-      auto seen = keys.row() < n;
-      if (causal) seen = seen & (keys.row() <= rows.col());
-      s = ts::where(seen, s, -inf);
+      // Only a block holding a key past n or, with CAUSAL, past the program's first row masks.
+      auto partial = j0 + BN > n;
+      if (causal) partial = partial | (j0 + BN > ts::program_id(0) * BM + 1);
+      ts::if_(partial, [&] {
+        auto seen = keys.row() < n;
+        if (causal) seen = seen & (keys.row() <= rows.col());
+        s = ts::where(seen, s, -inf);
+      });
     }
     auto m_new = ts::maximum(m, positive_scale ? ts::max(s, 1) * scale_log2 : ts::max(s, 1));
     // fast_exp2f (ex2.approx.ftz, as FlashAttention's softmax): a P below 2^-126 is 0, as it is
@@ -164,9 +169,14 @@ auto make_attention_bwd_dkdv(const char* name = "attention_bwd_dkdv") {
       auto delta_i = even ? ts::load(delta + stats + rows) : ts::load(delta + stats + rows, rows < n, 0.0f);
       auto p_t = ts::fast_exp2f(ts::dot(k_tile, ts::trans(q_tile)) * scale_log2 - lse_i.row());  // BN x BM
       if (causal || !even) {
-        auto seen = (rows.row() < n) & (keys.col() < n);
-        if (causal) seen = seen & (keys.col() <= rows.row());
-        p_t = ts::where(seen, p_t, 0.0f);
+        // Only a block with a query row or key past n or, with CAUSAL, a key past a row masks.
+        auto partial = (i0 + BM > n) | (ts::program_id(0) * BN + BN > n);
+        if (causal) partial = partial | (ts::program_id(0) * BN + BN > i0 + 1);
+        ts::if_(partial, [&] {
+          auto seen = (rows.row() < n) & (keys.col() < n);
+          if (causal) seen = seen & (keys.col() <= rows.row());
+          p_t = ts::where(seen, p_t, 0.0f);
+        });
       }
       dv_acc = ts::dot(p_t.template to<In>(), do_tile, dv_acc);
       auto ds_t = p_t * (ts::dot(v_tile, ts::trans(do_tile)) - delta_i.row());
@@ -207,9 +217,14 @@ auto make_attention_bwd_dq(const char* name = "attention_bwd_dq") {
       auto v_t = even ? ts::load(v + t_offs) : ts::load(v + t_offs, keys.row() < n, 0);
       auto p = ts::fast_exp2f(ts::dot(q_tile, ts::trans(k_tile)) * scale_log2 - lse_i.col());  // BM x BN
       if (causal || !even) {
-        auto seen = (keys.row() < n) & (rows.col() < n);
-        if (causal) seen = seen & (keys.row() <= rows.col());
-        p = ts::where(seen, p, 0.0f);
+        // Only a block with a key or query row past n or, with CAUSAL, a key past a row masks.
+        auto partial = (j0 + BN > n) | (ts::program_id(0) * BM + BM > n);
+        if (causal) partial = partial | (j0 + BN > ts::program_id(0) * BM + 1);
+        ts::if_(partial, [&] {
+          auto seen = (keys.row() < n) & (rows.col() < n);
+          if (causal) seen = seen & (keys.row() <= rows.col());
+          p = ts::where(seen, p, 0.0f);
+        });
       }
       auto ds = p * (ts::dot(do_tile, v_t) - delta_i.col());
       dq_acc = ts::dot(ds.template to<In>(), k_tile, dq_acc);

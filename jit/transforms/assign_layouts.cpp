@@ -146,6 +146,20 @@ class LayoutAssigner {
         }
       return;
     }
+    if (op.kind == OpKind::If) {
+      // A result that the branches yield in one anchored layout (attention's scores, masked in
+      // one branch only) keeps it; where only one branch's is anchored, that one (the other
+      // converts, as it would into the default).
+      const Op* then_yield = op.regions[0]->block->terminator();
+      const Op* else_yield = op.regions.size() > 1 ? op.regions[1]->block->terminator() : nullptr;
+      for (std::size_t i = 0; i < op.results.size(); ++i) {
+        const Layout* a = then_yield ? anchor_of(then_yield->operands[i]) : nullptr;
+        const Layout* b = else_yield ? anchor_of(else_yield->operands[i]) : nullptr;
+        if (a && b && !(*a == *b)) continue;
+        if (const Layout* l = a ? a : b) anchor(op.results[i].get(), *l);
+      }
+      return;
+    }
     if (op.kind == OpKind::Reduce) {
       const Layout* common = common_anchor(op);
       if (!common) return;
@@ -281,8 +295,11 @@ class LayoutAssigner {
         }
       }
     }
-    if (op.kind == OpKind::If)
-      for (auto& r : op.results) set_default(r.get());
+    if (op.kind == OpKind::If)  // an anchored result keeps its anchor (anchor_results), others the default
+      for (auto& r : op.results) {
+        if (const Layout* a = anchor_of(r.get())) set_layout(r.get(), *a);
+        else set_default(r.get());
+      }
     if (op.kind == OpKind::DoWhile) {  // carried values take the rank's default, as a for's do
       for (auto& a : op.regions[0]->block->args) set_default(a.get());
       for (auto& r : op.results) set_default(r.get());
