@@ -34,6 +34,13 @@ inline AttentionMeta attention_meta() {
           static_cast<int>(ts::meta("HEAD_D")), ts::meta("CAUSAL") != 0};
 }
 
+// The query block of program (i, h) in the kernels that walk keys for a block of queries (the
+// forward, dQ): with CAUSAL the last blocks see the most keys, so they take the first programs
+// and the grid's tail is the cheap first blocks; otherwise block i.
+inline ts::Int program_query_block(bool causal) {
+  return causal ? ts::num_programs(0) - 1 - ts::program_id(0) : ts::program_id(0);
+}
+
 struct AttentionRows {
   ts::Int head;        // the offset of this program's head in Q, K, V and O
   ts::Int rows, dims;  // its query rows [BLOCK_M] and the head dimensions [HEAD_D]
@@ -44,14 +51,15 @@ AttentionRows attention_rows(ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::In
   const auto [BM, BN, D, causal] = attention_meta();
   const float inf = std::numeric_limits<float>::infinity();
   auto head = ts::program_id(1) * n * D;
-  auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
+  auto block = program_query_block(causal);
+  auto rows = block * BM + ts::arange(0, BM);
   auto dims = ts::arange(0, D);
   auto q_tile = ts::load(q + head + rows.col() * D + dims.row(), rows.col() < n, 0);
   auto scale_log2 = scale * ts::kLog2e;  // exp(x) = exp2(x * log2(e))
   auto m = ts::full<float>({BM}, -inf);
   auto l = ts::zeros<float>({BM});
   auto acc = ts::zeros<float>({BM, D});
-  auto keys_end = causal ? ts::minimum(n, (ts::program_id(0) + 1) * BM) : n;
+  auto keys_end = causal ? ts::minimum(n, (block + 1) * BM) : n;
   // With EVEN no key is past n: no mask on the loads nor on the scores (sm_90a, fp16, head_dim 128,
   // 64x64/w4/s2: 1184 -> 1064 SASS instructions a thread, ptxas 13.0). H100, session 41, TFLOP/s
   // with / without: fp16 B4 H32 N4096 D128 64x64/w4/s2 455.8 / 424.1, 128x32/w8/s2 450.8 / 424.6,
@@ -75,7 +83,7 @@ AttentionRows attention_rows(ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::In
     if (!even) {
       // Only a block holding a key past n or, with CAUSAL, past the program's first row masks.
       auto partial = j0 + BN > n;
-      if (causal) partial = partial | (j0 + BN > ts::program_id(0) * BM + 1);
+      if (causal) partial = partial | (j0 + BN > block * BM + 1);
       ts::if_(partial, [&] {
         auto seen = keys.row() < n;
         if (causal) seen = seen & (keys.row() <= rows.col());
@@ -199,7 +207,8 @@ auto make_attention_bwd_dq(const char* name = "attention_bwd_dq") {
     const bool even = ts::meta("EVEN") != 0;
     auto head = ts::program_id(1) * n * D;
     auto stats = ts::program_id(1) * n;
-    auto rows = ts::program_id(0) * BM + ts::arange(0, BM);
+    auto block = program_query_block(causal);
+    auto rows = block * BM + ts::arange(0, BM);
     auto dims = ts::arange(0, D);
     auto r_offs = head + rows.col() * D + dims.row();
     auto q_tile = ts::load(q + r_offs, rows.col() < n, 0);  // BM x D
@@ -208,7 +217,7 @@ auto make_attention_bwd_dq(const char* name = "attention_bwd_dq") {
     auto delta_i = ts::load(delta + stats + rows, rows < n, 0.0f);
     auto dq_acc = ts::zeros<float>({BM, D});
     auto scale_log2 = scale * ts::kLog2e;
-    auto keys_end = causal ? ts::minimum(n, (ts::program_id(0) + 1) * BM) : n;
+    auto keys_end = causal ? ts::minimum(n, (block + 1) * BM) : n;
     ts::for_range(0, keys_end, BN, [&](ts::Int j0) {
       auto keys = j0 + ts::arange(0, BN);
       auto t_offs = head + keys.row() * D + dims.col();  // D x BN
@@ -218,8 +227,8 @@ auto make_attention_bwd_dq(const char* name = "attention_bwd_dq") {
       auto p = ts::fast_exp2f(ts::dot(q_tile, ts::trans(k_tile)) * scale_log2 - lse_i.col());  // BM x BN
       if (causal || !even) {
         // Only a block with a key or query row past n or, with CAUSAL, a key past a row masks.
-        auto partial = (j0 + BN > n) | (ts::program_id(0) * BM + BM > n);
-        if (causal) partial = partial | (j0 + BN > ts::program_id(0) * BM + 1);
+        auto partial = (j0 + BN > n) | (block * BM + BM > n);
+        if (causal) partial = partial | (j0 + BN > block * BM + 1);
         ts::if_(partial, [&] {
           auto seen = (keys.row() < n) & (rows.col() < n);
           if (causal) seen = seen & (keys.row() <= rows.col());
