@@ -41,6 +41,16 @@ inline ts::Int program_query_block(bool causal) {
   return causal ? ts::num_programs(0) - 1 - ts::program_id(0) : ts::program_id(0);
 }
 
+// Whether the scores of keys [k0, k0 + BN) against query rows [r0, r0 + BM) need their mask: a
+// key past n, a row past n (where `rows_count`: the backward's P), or with CAUSAL a key past a
+// row (the block's last key after its first row). Other blocks skip the select (behind an if).
+inline auto block_needs_mask(ts::Int k0, int BN, ts::Int r0, int BM, ts::Int n, bool causal, bool rows_count) {
+  auto partial = k0 + BN > n;
+  if (rows_count) partial = partial | (r0 + BM > n);
+  if (causal) partial = partial | (k0 + BN > r0 + 1);
+  return partial;
+}
+
 struct AttentionRows {
   ts::Int head;        // the offset of this program's head in Q, K, V and O
   ts::Int rows, dims;  // its query rows [BLOCK_M] and the head dimensions [HEAD_D]
@@ -81,10 +91,7 @@ AttentionRows attention_rows(ts::Ptr<In> q, ts::Ptr<In> k, ts::Ptr<In> v, ts::In
     // would be +inf or NaN.
     auto s = positive_scale ? ts::dot(q_tile, k_t) : ts::dot(q_tile, k_t) * scale_log2;
     if (!even) {
-      // Only a block holding a key past n or, with CAUSAL, past the program's first row masks.
-      auto partial = j0 + BN > n;
-      if (causal) partial = partial | (j0 + BN > block * BM + 1);
-      ts::if_(partial, [&] {
+      ts::if_(block_needs_mask(j0, BN, block * BM, BM, n, causal, false), [&] {
         auto seen = keys.row() < n;
         if (causal) seen = seen & (keys.row() <= rows.col());
         s = ts::where(seen, s, -inf);
@@ -177,10 +184,7 @@ auto make_attention_bwd_dkdv(const char* name = "attention_bwd_dkdv") {
       auto delta_i = even ? ts::load(delta + stats + rows) : ts::load(delta + stats + rows, rows < n, 0.0f);
       auto p_t = ts::fast_exp2f(ts::dot(k_tile, ts::trans(q_tile)) * scale_log2 - lse_i.row());  // BN x BM
       if (causal || !even) {
-        // Only a block with a query row or key past n or, with CAUSAL, a key past a row masks.
-        auto partial = (i0 + BM > n) | (ts::program_id(0) * BN + BN > n);
-        if (causal) partial = partial | (ts::program_id(0) * BN + BN > i0 + 1);
-        ts::if_(partial, [&] {
+        ts::if_(block_needs_mask(ts::program_id(0) * BN, BN, i0, BM, n, causal, true), [&] {
           auto seen = (rows.row() < n) & (keys.col() < n);
           if (causal) seen = seen & (keys.col() <= rows.row());
           p_t = ts::where(seen, p_t, 0.0f);
@@ -226,10 +230,7 @@ auto make_attention_bwd_dq(const char* name = "attention_bwd_dq") {
       auto v_t = even ? ts::load(v + t_offs) : ts::load(v + t_offs, keys.row() < n, 0);
       auto p = ts::fast_exp2f(ts::dot(q_tile, ts::trans(k_tile)) * scale_log2 - lse_i.col());  // BM x BN
       if (causal || !even) {
-        // Only a block with a key or query row past n or, with CAUSAL, a key past a row masks.
-        auto partial = (j0 + BN > n) | (block * BM + BM > n);
-        if (causal) partial = partial | (j0 + BN > block * BM + 1);
-        ts::if_(partial, [&] {
+        ts::if_(block_needs_mask(j0, BN, block * BM, BM, n, causal, true), [&] {
           auto seen = (keys.row() < n) & (rows.col() < n);
           if (causal) seen = seen & (keys.row() <= rows.col());
           p = ts::where(seen, p, 0.0f);

@@ -155,7 +155,7 @@ class LayoutAssigner {
       for (std::size_t i = 0; i < op.results.size(); ++i) {
         const Layout* a = then_yield ? anchor_of(then_yield->operands[i]) : nullptr;
         const Layout* b = else_yield ? anchor_of(else_yield->operands[i]) : nullptr;
-        if (a && b && !(*a == *b)) continue;
+        if (a && b && *a != *b) continue;
         if (const Layout* l = a ? a : b) anchor(op.results[i].get(), *l);
       }
       return;
