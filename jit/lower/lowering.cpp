@@ -255,15 +255,35 @@ const Elems& KernelLowering::yielded_by(const ir::Block& b, int i) {
   return get(y->operands.at(i));
 }
 
+namespace {
+// Whether `v` is an element of a load from memory: the load, an element extracted from it, or a
+// cast of either.
+bool is_loaded(llvm::Value* v) {
+  while (auto* inst = llvm::dyn_cast<llvm::Instruction>(v)) {
+    if (llvm::isa<llvm::LoadInst>(inst)) return true;
+    if (!llvm::isa<llvm::ExtractElementInst, llvm::CastInst>(inst)) return false;
+    v = inst->getOperand(0);
+  }
+  return false;
+}
+}  // namespace
+
+// A loaded value carried into a loop (a prefetch: the body loads the next one, carried in turn)
+// enters it frozen. Otherwise InstCombine turns phi(load before the loop, load in the body), once
+// it has split the vector loads into scalar ones, into one load of a phi of the addresses at the
+// top of the body (foldPHIArgLoadIntoPHI; it requires every incoming value to be a load): each
+// load is then waited for where it is issued and the prefetch is gone (cross-entropy's forward on
+// sm_90a: the loop began with its LDG.E.128 and their HADD2.F32 next). A freeze is no instruction.
 KernelLowering::CarriedPhis KernelLowering::open_carried(const Op& op, std::size_t first_init, const ir::Block& body,
                                                          std::size_t first_arg, llvm::BasicBlock* pre) {
+  llvm::IRBuilder<> at_pre_end(pre->getTerminator());
   CarriedPhis carried;
   for (std::size_t i = first_init; i < op.operands.size(); ++i) {
     std::vector<llvm::PHINode*> phis;
     Elems as_values;
     for (auto* v : get(op.operands[i])) {
       auto* phi = b_.CreatePHI(v->getType(), 2);
-      phi->addIncoming(v, pre);
+      phi->addIncoming(is_loaded(v) ? at_pre_end.CreateFreeze(v) : v, pre);
       phis.push_back(phi);
       as_values.push_back(phi);
     }
