@@ -10,6 +10,10 @@
 # ONLY_ON=H200 exits at once (status 0) where the card's name lacks that word: a call that may be
 # given either card then costs nothing where it gets the other. CHECKS=0 skips the two
 # correctness steps (where the same tree passed them on another call).
+# OLD_LIB=.pack/oldlib.tar.xz gives the old side its own libtessera.so.0 (a tar.xz of that one
+# file, stripped: an A/B of the compiler rather than of the ops' source; build it here at the old
+# commit's jit/ and backends/, `strip --strip-unneeded`, `tar -cJf`); each side's runs then load
+# their own library, and each side keeps its own kernel cache.
 # Usage: TB=SECONDS bash tests/gpu/ab_torch_ops.sh .pack/old.tar   (logs in $OUT; the A/B rounds in $OUT/ab.log)
 set -u
 OLD_TAR=${1:?usage: ab_torch_ops.sh OLD.tar}
@@ -22,7 +26,8 @@ if [ -n "${ONLY_ON:-}" ] && ! nvidia-smi --query-gpu=name --format=csv,noheader 
 fi
 t0=$(date +%s); TB=${TB:-585}; left() { echo $(( TB - ($(date +%s) - t0) )); }
 A=/tmp/ab-old; rm -rf $A; mkdir -p $A; cp -r dsl tests examples $A/; tar -C $A -xf "$OLD_TAR"
-AW=/tmp/ab-oldW; rm -rf $AW; mkdir -p $AW/lib; cp -a $W/lib/libtessera.so* $AW/lib/
+AW=/tmp/ab-oldW; rm -rf $AW; mkdir -p $AW/lib
+if [ -n "${OLD_LIB:-}" ]; then tar -C $AW/lib -xJf "$OLD_LIB" libtessera.so.0; else cp -a $W/lib/libtessera.so* $AW/lib/; fi
 (cd $A && W=$AW timeout 200 bash tests/gpu/build_torch_ops.sh > $OUT/old_build.log 2>&1) & oldpid=$!
 timeout 200 bash tests/gpu/build_torch_ops.sh > $OUT/torch_build.log 2>&1 || { echo "BUILD FAILED"; tail -20 $OUT/torch_build.log; }
 L=$W/lib/libtessera_torch.so; O=$AW/lib/libtessera_torch.so
@@ -36,7 +41,7 @@ echo "checked at $(( $(date +%s) - t0 )) s"
 # printed tail is cut keeps the first rounds.
 ab() {
   echo "== $1" | tee -a $OUT/ab.log
-  timeout 70 python3 tests/bench/torch_ops_bench.py --lib $1 --tessera-only 2>&1 |
+  LD_LIBRARY_PATH=$(dirname $1):$W/lib TESSERA_CACHE_DIR=$(dirname $1)/cache timeout 70 python3 tests/bench/torch_ops_bench.py --lib $1 --tessera-only 2>&1 |
     grep -E "^(layer_norm|rms_norm|softmax|cross_entropy|bias_gelu|dropout|copy) " | tr -s ' ' | tee -a $OUT/ab.log
 }
 [ $(left) -gt 80 ] && { ab $O; ab $L; }
@@ -49,7 +54,7 @@ fi
 for side in old new; do
   [ $(left) -lt 75 ] && break
   lib=$L; [ $side = old ] && lib=$O
-  echo "== attention $side"; timeout 70 python3 tests/bench/torch_attention_bench.py --lib $lib > $OUT/att_$side.log 2>&1
+  echo "== attention $side"; LD_LIBRARY_PATH=$(dirname $lib):$W/lib TESSERA_CACHE_DIR=$(dirname $lib)/cache timeout 70 python3 tests/bench/torch_attention_bench.py --lib $lib > $OUT/att_$side.log 2>&1
   echo "rc $?"; grep -v "^ *$" $OUT/att_$side.log | tail -6
 done
 [ $(left) -gt 80 ] && { ab $O; ab $L; }
