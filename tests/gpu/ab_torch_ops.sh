@@ -37,11 +37,13 @@ if [ "${CHECKS:-1}" != 0 ]; then
 fi
 wait $oldpid || { echo "OLD BUILD FAILED"; tail -5 $OUT/old_build.log; }
 echo "checked at $(( $(date +%s) - t0 )) s"
+# A command run as the side of libtessera_torch.so `lib` (its own libtessera and kernel cache).
+as_side() { local lib=$1; shift; LD_LIBRARY_PATH=$(dirname $lib):$W/lib TESSERA_CACHE_DIR=$(dirname $lib)/cache "$@"; }
 # One --tessera-only round of a side; every round also goes to $OUT/ab.log, so that a call whose
 # printed tail is cut keeps the first rounds.
 ab() {
   echo "== $1" | tee -a $OUT/ab.log
-  LD_LIBRARY_PATH=$(dirname $1):$W/lib TESSERA_CACHE_DIR=$(dirname $1)/cache timeout 70 python3 tests/bench/torch_ops_bench.py --lib $1 --tessera-only 2>&1 |
+  as_side $1 timeout 70 python3 tests/bench/torch_ops_bench.py --lib $1 --tessera-only 2>&1 |
     grep -E "^(layer_norm|rms_norm|softmax|cross_entropy|bias_gelu|dropout|copy) " | tr -s ' ' | tee -a $OUT/ab.log
 }
 [ $(left) -gt 80 ] && { ab $O; ab $L; }
@@ -54,7 +56,7 @@ fi
 for side in old new; do
   [ $(left) -lt 75 ] && break
   lib=$L; [ $side = old ] && lib=$O
-  echo "== attention $side"; LD_LIBRARY_PATH=$(dirname $lib):$W/lib TESSERA_CACHE_DIR=$(dirname $lib)/cache timeout 70 python3 tests/bench/torch_attention_bench.py --lib $lib > $OUT/att_$side.log 2>&1
+  echo "== attention $side"; as_side $lib timeout 70 python3 tests/bench/torch_attention_bench.py --lib $lib > $OUT/att_$side.log 2>&1
   echo "rc $?"; grep -v "^ *$" $OUT/att_$side.log | tail -6
 done
 [ $(left) -gt 80 ] && { ab $O; ab $L; }
