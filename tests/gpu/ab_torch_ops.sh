@@ -14,6 +14,8 @@
 # file, stripped: an A/B of the compiler rather than of the ops' source; build it here at the old
 # commit's jit/ and backends/, `strip --strip-unneeded`, `tar -cJf`); each side's runs then load
 # their own library, and each side keeps its own kernel cache.
+# AB_OPS=softmax,cross_entropy times only those ops in the A/B rounds; ROUNDS_ONLY=1 runs the A/B
+# rounds alone (no full bench, no attention bench): a variant's round then costs about a minute.
 # Usage: TB=SECONDS bash tests/gpu/ab_torch_ops.sh .pack/old.tar   (logs in $OUT; the A/B rounds in $OUT/ab.log)
 set -u
 OLD_TAR=${1:?usage: ab_torch_ops.sh OLD.tar}
@@ -43,18 +45,18 @@ as_side() { local lib=$1; shift; LD_LIBRARY_PATH=$(dirname $lib):$W/lib TESSERA_
 # printed tail is cut keeps the first rounds.
 ab() {
   echo "== $1" | tee -a $OUT/ab.log
-  as_side $1 timeout 70 python3 tests/bench/torch_ops_bench.py --lib $1 --tessera-only 2>&1 |
+  as_side $1 timeout 70 python3 tests/bench/torch_ops_bench.py --lib $1 --tessera-only ${AB_OPS:+--ops $AB_OPS} 2>&1 |
     grep -E "^(layer_norm|rms_norm|softmax|cross_entropy|bias_gelu|dropout|copy) " | tr -s ' ' | tee -a $OUT/ab.log
 }
 [ $(left) -gt 80 ] && { ab $O; ab $L; }
 echo "A/B at $(( $(date +%s) - t0 )) s"
-if [ $(left) -gt 100 ]; then
+if [ "${ROUNDS_ONLY:-0}" = 0 ] && [ $(left) -gt 100 ]; then
   tb=$(( $(left) - 5 )); [ $tb -gt 200 ] && tb=200
   timeout $tb python3 tests/bench/torch_ops_bench.py --lib $L > $OUT/ops_bench.log 2>&1; echo "ops_bench rc $? at $(( $(date +%s) - t0 )) s"
   grep -v "^ *$" $OUT/ops_bench.log | tail -16
 fi
 for side in old new; do
-  [ $(left) -lt 75 ] && break
+  [ $(left) -lt 75 ] || [ "${ROUNDS_ONLY:-0}" != 0 ] && break
   lib=$L; [ $side = old ] && lib=$O
   echo "== attention $side"; as_side $lib timeout 70 python3 tests/bench/torch_attention_bench.py --lib $lib > $OUT/att_$side.log 2>&1
   echo "rc $?"; grep -v "^ *$" $OUT/att_$side.log | tail -6
