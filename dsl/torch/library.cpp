@@ -26,6 +26,7 @@ TORCH_LIBRARY(tessera, m) {
   m.def("softmax_fwd(Tensor x, int dim) -> Tensor");
   m.def("softmax_bwd(Tensor dy, Tensor y, int dim) -> Tensor");
   m.def("cross_entropy_fwd(Tensor logits, Tensor target, int ignore_index) -> (Tensor, Tensor)");
+  m.def("cross_entropy_mean(Tensor losses, Tensor target, int ignore_index) -> (Tensor, Tensor)");
   m.def("cross_entropy_bwd(Tensor grad_scale, Tensor logits, Tensor target, Tensor lse, int ignore_index) -> Tensor");
   m.def("bias_gelu_fwd(Tensor x, Tensor bias) -> Tensor");
   m.def("bias_gelu_bwd(Tensor dy, Tensor x, Tensor bias) -> (Tensor, Tensor)");
@@ -45,6 +46,7 @@ TORCH_LIBRARY(tessera, m) {
   m.impl("softmax_fwd", &tt::softmax_fwd);          \
   m.impl("softmax_bwd", &tt::softmax_bwd);          \
   m.impl("cross_entropy_fwd", &tt::cross_entropy_fwd); \
+  m.impl("cross_entropy_mean", &tt::cross_entropy_mean); \
   m.impl("cross_entropy_bwd", &tt::cross_entropy_bwd); \
   m.impl("bias_gelu_fwd", &tt::bias_gelu_fwd);      \
   m.impl("bias_gelu_bwd", &tt::bias_gelu_bwd);      \
@@ -64,6 +66,7 @@ TORCH_LIBRARY_IMPL(tessera, Meta, m) {
   m.impl("softmax_fwd", &tt::softmax_fwd_meta);
   m.impl("softmax_bwd", &tt::softmax_bwd_meta);
   m.impl("cross_entropy_fwd", &tt::cross_entropy_fwd_meta);
+  m.impl("cross_entropy_mean", &tt::cross_entropy_mean_meta);
   m.impl("cross_entropy_bwd", &tt::cross_entropy_bwd_meta);
   m.impl("bias_gelu_fwd", &tt::bias_gelu_fwd_meta);
   m.impl("bias_gelu_bwd", &tt::bias_gelu_bwd_meta);

@@ -41,6 +41,12 @@ std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd(const at::Tensor& logits, c
                                                      std::int64_t ignore_index);
 at::Tensor cross_entropy_bwd(const at::Tensor& grad_scale, const at::Tensor& logits, const at::Tensor& target,
                              const at::Tensor& lse, std::int64_t ignore_index);
+// cross_entropy_mean(losses, target, ignore_index) -> (mean of the losses over the rows whose
+// target is not ignore_index, that count), both 0-dim f32: the forward's reduction in one launch.
+std::tuple<at::Tensor, at::Tensor> cross_entropy_mean(const at::Tensor& losses, const at::Tensor& target,
+                                                      std::int64_t ignore_index);
+std::tuple<at::Tensor, at::Tensor> cross_entropy_mean_meta(const at::Tensor& losses, const at::Tensor& target,
+                                                           std::int64_t ignore_index);
 std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd_meta(const at::Tensor& logits, const at::Tensor& target,
                                                           std::int64_t ignore_index);
 at::Tensor cross_entropy_bwd_meta(const at::Tensor& grad_scale, const at::Tensor& logits, const at::Tensor& target,

@@ -4,6 +4,7 @@
 #include "dsl/torch/softmax_kernels.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace tessera::torch_ops {
 namespace {
@@ -96,6 +97,29 @@ std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd(const at::Tensor& logits_in
   return {loss, lse};
 }
 
+std::tuple<at::Tensor, at::Tensor> cross_entropy_mean(const at::Tensor& losses_in, const at::Tensor& target_in,
+                                                      std::int64_t ignore_index) {
+  TORCH_CHECK(losses_in.dim() == 1 && losses_in.scalar_type() == at::kFloat,
+              "tessera::cross_entropy_mean: losses must be float32 [rows], got ", losses_in.scalar_type(), " ",
+              losses_in.sizes());
+  TORCH_CHECK(target_in.dim() == 1 && target_in.size(0) == losses_in.size(0) && target_in.scalar_type() == at::kLong,
+              "tessera::cross_entropy_mean: target must be int64 [", losses_in.size(0), "], got ",
+              target_in.scalar_type(), " ", target_in.sizes());
+  check_same_device(losses_in, target_in, "cross_entropy_mean", "target");
+  check_index_range(losses_in, "cross_entropy_mean");
+  const at::Tensor losses = losses_in.contiguous(), target = target_in.contiguous();
+  at::Tensor mean = at::empty({}, losses.options()), count = at::empty({}, losses.options());
+  const std::int64_t rows = losses.size(0);
+  if (rows == 0) return {mean.fill_(std::numeric_limits<float>::quiet_NaN()), count.zero_()};
+  // 4096 rows a step on 8 warps (16 a thread); fewer rows, one step of the next power of two.
+  const std::int64_t block = std::min<std::int64_t>(4096, std::max<std::int64_t>(32, next_pow2(rows)));
+  static auto k = make_cross_entropy_mean();
+  k[launch_options(losses, {1}, {{"BLOCK", block}}, row_warps(block))](losses, target, mean, count,
+                                                                       static_cast<std::int32_t>(rows),
+                                                                       static_cast<std::int32_t>(ignore_index));
+  return {mean, count};
+}
+
 at::Tensor cross_entropy_bwd(const at::Tensor& grad_scale, const at::Tensor& logits_in, const at::Tensor& target_in,
                              const at::Tensor& lse_in, std::int64_t ignore_index) {
   check_cross_entropy_inputs(logits_in, target_in, "cross_entropy_backward");
@@ -135,6 +159,10 @@ std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd_meta(const at::Tensor& logi
   check_float_dtype(logits, "cross_entropy", "logits");
   TORCH_CHECK(logits.dim() == 2 && target.dim() == 1, "tessera::cross_entropy: logits must be [rows, classes] and target [rows]");
   return {per_row_f32(logits), per_row_f32(logits)};
+}
+
+std::tuple<at::Tensor, at::Tensor> cross_entropy_mean_meta(const at::Tensor& losses, const at::Tensor&, std::int64_t) {
+  return {at::empty({}, losses.options()), at::empty({}, losses.options())};
 }
 
 at::Tensor cross_entropy_bwd_meta(const at::Tensor&, const at::Tensor& logits, const at::Tensor&, const at::Tensor&,

@@ -104,6 +104,32 @@ auto make_cross_entropy_fwd() {
   });
 }
 
+// The mean of cross_entropy_fwd's per-row losses over the rows whose target is not ignore_index,
+// and that count (f32), in one program of BLOCK rows a step: one launch where torch's ops took
+// five (ne, sum, to, sum, div: about 30 us of a 205 us forward at 8192 x 32768 fp16 on an H100,
+// whose kernel alone ran 174 us under ncu). One program sums in one fixed order, so the loss is
+// the same from run to run. An ignored row's loss is 0 already; the mean of no counted row is NaN
+// (0 / 0), as torch's.
+inline auto make_cross_entropy_mean() {
+  return ts::kernel(kernel_name<float>("cross_entropy_mean"), [](ts::Ptr<float> losses, ts::Ptr<std::int64_t> target,
+                                                                  ts::Ptr<float> mean, ts::Ptr<float> count, ts::Int rows,
+                                                                  ts::Int ignore_index) {
+    const int BLOCK = static_cast<int>(ts::meta("BLOCK"));
+    auto sum = ts::zeros<float>({BLOCK});
+    auto counted = ts::zeros<float>({BLOCK});
+    ts::for_range(0, rows, BLOCK, [&](ts::Int start) {
+      auto r = start + ts::arange(0, BLOCK);
+      auto in_rows = r < rows;
+      auto t = ts::load(target + r, in_rows, 0).to<std::int32_t>();
+      sum = sum + ts::load(losses + r, in_rows, 0.0f);
+      counted = counted + ts::where(in_rows & (t != ignore_index), 1.0f, 0.0f);
+    });
+    auto n = ts::sum(counted, 0);
+    ts::store(mean, ts::sum(sum, 0) / n);
+    ts::store(count, n);
+  });
+}
+
 // dlogits = (softmax(x) - onehot(target)) * scale, with scale = *grad_scale (the upstream gradient
 // over the number of counted rows) and 0 on ignored rows.
 template <class T>

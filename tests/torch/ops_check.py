@@ -465,6 +465,29 @@ def check_cross_entropy(rep, device, dtype):
                 extra=("ignored rows: zero grad", ignored_rows_zero))
 
 
+def check_cross_entropy_mean(rep, device):
+    """The forward's reduction (tessera::cross_entropy_mean, one program looping over blocks of
+    4096 rows) against torch's sum over the counted rows: 9000 rows take three steps, the last
+    partial; a single row; every row ignored gives NaN (0 / 0), as F.cross_entropy's mean."""
+    rnd = Rand("cross_entropy_mean", device)
+    for rows, ignored in [(9000, 0.1), (1, 0.0), (7, 1.0)]:
+        losses = rnd.randn((rows,), torch.float32).abs()
+        target = rnd.randint(50, (rows,))
+        target[rnd.rand((rows,)) < ignored] = -100
+        losses[target == -100] = 0  # as cross_entropy_fwd leaves them
+
+        def check(losses=losses, target=target):
+            mean, count = torch.ops.tessera.cross_entropy_mean(losses, target, -100)
+            want_count = (target != -100).sum().float()
+            want = losses.double().sum() / want_count.double()
+            err, ok, note = compare(count, want_count, 0.0, 0.0)[:3]
+            if not ok:
+                return err, ok, "count: " + note
+            return compare(mean, want.float(), 2e-6, 0.0)  # an f32 sum of n terms: about log2(n) ulps
+
+        rep.run("cross_entropy", torch.float32, f"mean over {rows} rows, {ignored:.0%} ignored", check)
+
+
 # ----------------------------------------------------------------------------------------------
 # dropout
 # ----------------------------------------------------------------------------------------------
@@ -794,6 +817,7 @@ def main(argv=None):
         check_bias_gelu(rep, device, dtype)
         check_dropout(rep, device, dtype, masks_f32)
         check_matmul(rep, device, dtype)
+    check_cross_entropy_mean(rep, device)
     for dtype in (torch.float16, torch.bfloat16):
         check_attention(rep, device, dtype)
     check_errors(rep, device)
