@@ -97,8 +97,13 @@ std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd(const at::Tensor& logits_in
   return {loss, lse};
 }
 
-// The most rows cross_entropy_mean reduces in its one program.
-constexpr std::int64_t kMeanProgramRows = 16 * 4096;
+// cross_entropy_mean's program: kMeanStepRows rows a step, at most 16 steps.
+constexpr std::int64_t kMeanStepRows = 4096, kMeanProgramRows = 16 * kMeanStepRows;
+
+namespace {
+// A 0-dim f32 tensor on x's device: cross_entropy_mean's outputs.
+at::Tensor scalar_f32(const at::Tensor& x) { return at::empty({}, x.options().dtype(at::kFloat)); }
+}  // namespace
 
 std::tuple<at::Tensor, at::Tensor> cross_entropy_mean(const at::Tensor& losses_in, const at::Tensor& target_in,
                                                       std::int64_t ignore_index) {
@@ -111,17 +116,17 @@ std::tuple<at::Tensor, at::Tensor> cross_entropy_mean(const at::Tensor& losses_i
   check_same_device(losses_in, target_in, "cross_entropy_mean", "target");
   check_index_range(losses_in, "cross_entropy_mean");
   const at::Tensor losses = losses_in.contiguous(), target = target_in.contiguous();
-  at::Tensor mean = at::empty({}, losses.options()), count = at::empty({}, losses.options());
   const std::int64_t rows = losses.size(0);
-  if (rows == 0) return {mean.fill_(std::numeric_limits<float>::quiet_NaN()), count.zero_()};
   // One program waits for one step's loads at a time (about a microsecond on an H100): past 16
   // steps torch's parallel reductions (five launches, about 30 us) are the faster way.
   if (rows > kMeanProgramRows) {
-    count = target.ne(ignore_index).sum().to(at::kFloat);
+    at::Tensor count = target.ne(ignore_index).sum().to(at::kFloat);
     return {losses.sum() / count, count};
   }
+  at::Tensor mean = scalar_f32(losses), count = scalar_f32(losses);
+  if (rows == 0) return {mean.fill_(std::numeric_limits<float>::quiet_NaN()), count.zero_()};
   // 4096 rows a step on 8 warps (16 a thread); fewer rows, one step of the next power of two.
-  const std::int64_t block = std::min<std::int64_t>(4096, std::max<std::int64_t>(32, next_pow2(rows)));
+  const std::int64_t block = std::min(kMeanStepRows, std::max<std::int64_t>(32, next_pow2(rows)));
   static auto k = make_cross_entropy_mean();
   k[launch_options(losses, {1}, {{"BLOCK", block}}, row_warps(block))](losses, target, mean, count,
                                                                        static_cast<std::int32_t>(rows),
@@ -171,7 +176,7 @@ std::tuple<at::Tensor, at::Tensor> cross_entropy_fwd_meta(const at::Tensor& logi
 }
 
 std::tuple<at::Tensor, at::Tensor> cross_entropy_mean_meta(const at::Tensor& losses, const at::Tensor&, std::int64_t) {
-  return {at::empty({}, losses.options()), at::empty({}, losses.options())};
+  return {scalar_f32(losses), scalar_f32(losses)};
 }
 
 at::Tensor cross_entropy_bwd_meta(const at::Tensor&, const at::Tensor& logits, const at::Tensor&, const at::Tensor&,
